@@ -1,0 +1,13 @@
+import { startRelay } from "../src/relay/index.js";
+import { startLettaListener } from "../integration/support/letta-listener-process.js";
+import { startScriptedModelServer } from "../test/support/scripted-model-server.js";
+const mode = (process.argv[2] ?? "paired") as "paired";
+const logger = { debug: (m: string, d?: object) => console.log("D", m, JSON.stringify(d)), info: (m: string, d?: object) => console.log("I", m, JSON.stringify(d)), warn: (m: string, d?: object) => console.log("W", m, JSON.stringify(d)) };
+const relay = await startRelay({ apiKeys: ["k1"], listenerMode: mode, logger });
+const model = await startScriptedModelServer();
+const t0 = Date.now();
+const listener = await startLettaListener({ relayUrl: relay.httpUrl, envName: "smoke", modelUrl: model.url, apiKey: "k1" });
+console.log("ready after", Date.now() - t0, relay.environments());
+await new Promise((r) => setTimeout(r, 1000));
+console.log(listener.output().split("\n").slice(-40).join("\n"));
+await listener.stop(); await model.close(); await relay.close();

@@ -1,0 +1,44 @@
+/**
+ * The scripted model as its own process (for the live relay suite, where the
+ * model, the relay and the listener each run in a separate process). It obeys
+ * directives in the user's message:
+ *
+ *   CALL <tool_name> <json arguments>     (one per line, called in order, one per model response)
+ *
+ * After the last directive's result it answers `done: <every tool result, joined by " | ">`.
+ * A message without directives is answered `pong`. Prints `Model listening on <url>`.
+ */
+import { startScriptedModelServer, type ModelRequest } from "../../test/support/scripted-model-server.js";
+
+function directives(text: string): Array<{ name: string; arguments: Record<string, unknown> }> {
+  const calls: Array<{ name: string; arguments: Record<string, unknown> }> = [];
+  for (const line of text.split("\n")) {
+    const match = /^\s*CALL\s+([A-Za-z0-9_-]+)\s*(\{.*\})?\s*$/.exec(line);
+    if (match) calls.push({ name: match[1]!, arguments: match[2] ? (JSON.parse(match[2]) as Record<string, unknown>) : {} });
+  }
+  return calls;
+}
+
+/** Tool results since the last user message, in order. */
+function resultsSinceUser(request: ModelRequest): string[] {
+  const lastUser = request.messages.map((message) => message.role).lastIndexOf("user");
+  return request.messages
+    .slice(lastUser + 1)
+    .filter((message) => message.role === "tool")
+    .map((message) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)));
+}
+
+const server = await startScriptedModelServer({
+  script: (request) => {
+    const wanted = directives(request.lastUserText);
+    if (wanted.length === 0) return { text: "pong" };
+    const results = resultsSinceUser(request);
+    const next = wanted[results.length];
+    if (next) return results.length === 0 ? { text: "Working on it.", toolCalls: [next] } : { toolCalls: [next] };
+    return { text: `done: ${results.join(" | ")}` };
+  },
+});
+process.stdout.write(`Model listening on ${server.url} handle ${server.modelHandle}\n`);
+const stop = () => void server.close().then(() => process.exit(0));
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,49 @@
+import { ToolrelayError } from "../errors.js";
+import type { Timers } from "../internal/timers.js";
+import { LocalLink, type LocalLinkOptions } from "../transport/local-link.js";
+import { spawnLettaServer, type SpawnLettaServerOptions, type SpawnedLettaServer } from "./spawn-letta-server.js";
+
+/**
+ * A Letta Code app-server on this machine (`letta server --listen`). Name its
+ * address with `url`, or ask the SDK to start one with `spawn` — there is no
+ * default address.
+ */
+export interface LocalBackendOptions extends Omit<LocalLinkOptions, "url" | "timers"> {
+  kind: "local";
+  /** The app-server's WebSocket address, e.g. `ws://127.0.0.1:4500/ws`. Exactly one of `url` and `spawn`. */
+  url?: string;
+  /** Start `letta server --listen` for this session (stopped on close). `true` uses the defaults. */
+  spawn?: SpawnLettaServerOptions | true;
+}
+
+export interface LocalBackendConnection {
+  link: LocalLink;
+  /** The server the session started, if any. */
+  server: SpawnedLettaServer | undefined;
+  /** Stop what the backend started (the spawned server). */
+  dispose(): Promise<void>;
+}
+
+export async function createLocalBackend(options: LocalBackendOptions, timers: Timers): Promise<LocalBackendConnection> {
+  if ((options.url === undefined) === (options.spawn === undefined)) {
+    throw new ToolrelayError(
+      "INVALID_OPTIONS",
+      'backend { kind: "local" } needs exactly one of `url` (a running app-server) or `spawn` (start `letta server --listen`)',
+    );
+  }
+  let server: SpawnedLettaServer | undefined;
+  let url = options.url;
+  if (options.spawn !== undefined) {
+    server = await spawnLettaServer(options.spawn === true ? {} : options.spawn, timers);
+    url = server.url;
+  }
+  const { kind: _kind, spawn: _spawn, url: _url, ...linkOptions } = options;
+  const link = new LocalLink({ ...linkOptions, url: url!, timers });
+  return {
+    link,
+    server,
+    async dispose() {
+      await server?.stop();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The one error class of toolrelay. Every error the SDK throws or emits is a
+ * {@link ToolrelayError} with a stable string {@link ToolrelayErrorCode}; the
+ * codes are listed in `docs/errors.md`. A tool that throws is *not* an error
+ * of the session: it becomes a `tool-error` result for the model.
+ */
+const brand = Symbol.for("toolrelay.error");
+
+/** Stable error codes. Never renamed; new ones are only added. */
+export type ToolrelayErrorCode =
+  /** A tool definition is invalid (name, schema, options). Thrown by `defineTool`. */
+  | "INVALID_TOOL_DEFINITION"
+  /** Two tools in one session share a name. */
+  | "DUPLICATE_TOOL_NAME"
+  /** Options passed to `createSession` or another public function are invalid. */
+  | "INVALID_OPTIONS"
+  /** The socket could not be opened, or the handshake was refused. */
+  | "CONNECT_FAILED"
+  /** The server refused the credentials (HTTP 401/403 on upgrade, or REST 401/403). */
+  | "UNAUTHORIZED"
+  /** The runtime did not answer a request before its deadline. */
+  | "REQUEST_TIMEOUT"
+  /** The runtime answered a request with `success: false`. */
+  | "REQUEST_FAILED"
+  /** The link closed while a request was waiting for its answer. */
+  | "CONNECTION_CLOSED"
+  /** The session (or turn) was closed or aborted by the caller. */
+  | "ABORTED"
+  /** The backend cannot route client tools (for example an old runtime). */
+  | "UNSUPPORTED_BACKEND"
+  /** A local `letta server --listen` process could not be started. */
+  | "SPAWN_FAILED"
+  /** A turn is already running in this session. */
+  | "TURN_IN_PROGRESS"
+  /** The runtime ended the turn with an error. */
+  | "TURN_FAILED"
+  /** A frame could not be encoded (outbound validation failed). */
+  | "INVALID_FRAME"
+  /** A Letta REST call failed. */
+  | "REST_FAILED"
+  /** The named cloud environment, agent or conversation does not exist. */
+  | "NOT_FOUND"
+  /** An event listener of the caller (or of the session on a link) threw; the link stayed up. */
+  | "LISTENER_FAILED";
+
+export interface ToolrelayErrorOptions {
+  cause?: unknown;
+  /** Extra machine-readable details (never credentials). */
+  details?: Record<string, unknown>;
+}
+
+export class ToolrelayError extends Error {
+  readonly code: ToolrelayErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ToolrelayErrorCode, message: string, options: ToolrelayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ToolrelayError";
+    this.code = code;
+    this.details = options.details;
+    Object.defineProperty(this, brand, { value: true });
+  }
+
+  /** `instanceof` that also works across the ESM and CJS copies of the package. */
+  static is(value: unknown): value is ToolrelayError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return ToolrelayError.is(value);
+  }
+}
+
+/** Narrow an unknown error to one code: `isToolrelayError(error, "REQUEST_TIMEOUT")`. */
+export function isToolrelayError(value: unknown, code?: ToolrelayErrorCode): value is ToolrelayError {
+  return ToolrelayError.is(value) && (code === undefined || value.code === code);
+}

@@ -1,0 +1,24 @@
+export { createSession } from "./session/create-session.js";
+export { Session, type MessageInput, type SendOptions } from "./session/session.js";
+export { Turn, type TurnResult } from "./session/turn.js";
+export type { TurnEvent, ToolOwner } from "./session/turn-events.js";
+export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode, LinkBackendOptions } from "./session/session-options.js";
+export type {
+  SessionEvents,
+  ToolCallStartEvent,
+  ToolCallEndEvent,
+  ToolCallLateEvent,
+  ToolCallDuplicateEvent,
+  ToolCallProgressEvent,
+  ConnectionStateChangeEvent,
+} from "./session/session-events.js";
+export type { ApprovalRequest, ApprovalDecision } from "./session/approval-responder.js";
+export type { LocalBackendOptions } from "./backends/local-backend.js";
+export type { CloudBackendOptions } from "./backends/cloud-backend.js";
+export type { SpawnLettaServerOptions } from "./backends/spawn-letta-server.js";
+export { defineTool, textResult, errorResult } from "./tools/index.js";
+export type { ClientTool, ToolDefinition, ToolHints, ToolCallContext, ToolResult, ToolReturnValue } from "./tools/index.js";
+export type { CallOutcome, CallKey } from "./calls/index.js";
+export { ToolCallAbortError } from "./calls/index.js";
+export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
+export type { LinkState, RuntimeLink } from "./transport/runtime-link.js";

@@ -1,0 +1,59 @@
+/**
+ * JSON parsing for untrusted input. Never throws; rejects documents nested
+ * deeper than `maxDepth` before `JSON.parse` sees them (so a 10,000-level
+ * document costs one linear scan), and returns objects whose `__proto__` keys
+ * are plain own properties (JSON.parse already does that; we never merge).
+ */
+export type JsonParseResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** Default depth limit for frames and tool inputs. */
+export const DEFAULT_MAX_JSON_DEPTH = 256;
+
+export function parseJson(text: string, maxDepth = DEFAULT_MAX_JSON_DEPTH): JsonParseResult {
+  const depth = measureJsonDepth(text, maxDepth);
+  if (depth > maxDepth) return { ok: false, error: `JSON nested deeper than ${maxDepth} levels` };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * The bracket depth of a JSON text, counting only brackets outside strings.
+ * Stops counting once `limit` is exceeded.
+ */
+export function measureJsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92 /* \ */) index++;
+      else if (code === 34 /* " */) inString = false;
+      continue;
+    }
+    if (code === 34) inString = true;
+    else if (code === 123 /* { */ || code === 91 /* [ */) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (code === 125 /* } */ || code === 93 /* ] */) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * `JSON.stringify` that never throws (cycles, BigInt) and reports failure as
+ * `undefined`.
+ */
+export function stringifyJson(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}

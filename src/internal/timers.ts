@@ -1,0 +1,32 @@
+/**
+ * Injectable timers. Everything in toolrelay that waits goes through a
+ * {@link Timers} so that tests with fake timers are exact. The system timers
+ * look up `globalThis.setTimeout` at call time, so vitest's fake timers (which
+ * patch the global) apply to them too.
+ */
+export type TimerHandle = { readonly __timer: unique symbol } | object | number;
+
+export interface Timers {
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+  /** Milliseconds, monotonic enough for durations (Date.now under fake timers). */
+  now(): number;
+}
+
+export const systemTimers: Timers = {
+  setTimeout(callback, delayMs) {
+    return globalThis.setTimeout(callback, delayMs) as unknown as TimerHandle;
+  },
+  clearTimeout(handle) {
+    globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0]);
+  },
+  now() {
+    return Date.now();
+  },
+};
+
+/** Ask Node not to keep the process alive for this timer (no-op elsewhere). */
+export function unrefTimer(handle: TimerHandle): void {
+  const maybe = handle as { unref?: () => void };
+  if (typeof maybe.unref === "function") maybe.unref();
+}

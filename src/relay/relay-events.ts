@@ -1,0 +1,53 @@
+/**
+ * What a running relay reports: the state of its environments and the events tests and
+ * operators can watch. No event carries frame contents or credentials.
+ */
+import type { Channel } from "./relay-routing.js";
+
+/** One environment as the relay sees it (a superset of a `GET /v1/environments` entry). */
+export interface RelayEnvironmentInfo {
+  /** Stable per (deviceId, listenerInstanceId), also across a 1008 re-registration. */
+  id: string;
+  /** The listener's connection id (`env-<uuid>`); a new one after every 1008. */
+  connectionId: string;
+  deviceId: string;
+  listenerInstanceId: string | undefined;
+  connectionName: string;
+  /** ISO time of the registration. */
+  registeredAt: string;
+  /** ISO time the current listener socket (pair) became ready; undefined while disconnected. */
+  connectedAt: string | undefined;
+  listenerConnected: boolean;
+  /** How the listener is connected now (`undefined` while disconnected). */
+  listenerMode: "single" | "split" | "paired" | undefined;
+  /** SDK sessions attached or waiting for a reconnect. */
+  sdkSessions: number;
+  /** Request ids of `external_tool_call_request`s not answered yet. */
+  outstandingCalls: string[];
+  /** Commands held for the listener while it reconnects. */
+  queuedCommands: number;
+}
+
+export interface SdkSocketEvent {
+  connectionId: string;
+  /** The relay's id for the SDK session (not its identity key). */
+  sessionId: string;
+  channel: Channel;
+}
+
+export interface RelayEvents {
+  "environment-registered": [info: RelayEnvironmentInfo];
+  "environment-removed": [connectionId: string, reason: string];
+  "listener-ready": [connectionId: string];
+  "listener-down": [connectionId: string, code: number];
+  /** `redelivered`: unacknowledged frames sent again on this socket. */
+  "sdk-attached": [event: SdkSocketEvent & { redelivered: number }];
+  "sdk-detached": [event: SdkSocketEvent];
+  /** A listener asked for a tool call; `delivered` is false while no SDK session can take it. */
+  "tool-call-requested": [event: { connectionId: string; requestId: string; delivered: boolean }];
+  /** An SDK answered an outstanding call; `delivery` says whether the listener got it now or it is queued. */
+  "tool-call-answered": [event: { connectionId: string; requestId: string; delivery: "sent" | "queued" }];
+}
+
+/** How the environment reports events (the relay's emitter, narrowed). */
+export type RelayEmit = <K extends keyof RelayEvents>(event: K, ...args: RelayEvents[K]) => void;

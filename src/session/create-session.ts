@@ -1,0 +1,87 @@
+import { createLocalBackend } from "../backends/local-backend.js";
+import { createCloudLink } from "../backends/cloud-backend.js";
+import { ToolrelayError } from "../errors.js";
+import { systemTimers } from "../internal/timers.js";
+import { ToolRegistry } from "../tools/index.js";
+import type { RuntimeLink } from "../transport/runtime-link.js";
+import type { RuntimeScope } from "../wire/index.js";
+import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
+import { Session } from "./session.js";
+import type { SessionOptions } from "./session-options.js";
+import { validateSessionOptions } from "./validate-session-options.js";
+
+/**
+ * Start a session: connect to the runtime, register the agent, conversation
+ * and every client tool, and resolve once the runtime confirmed the
+ * registration (`runtime_start_response`). From then on, every client tool
+ * call the runtime sends runs in this process.
+ *
+ * @throws ToolrelayError `INVALID_OPTIONS`, `CONNECT_FAILED`, `UNAUTHORIZED`,
+ *   `REQUEST_TIMEOUT`, `REQUEST_FAILED`, `SPAWN_FAILED`, `NOT_FOUND`, `REST_FAILED`, `ABORTED`.
+ */
+export async function createSession(options: SessionOptions): Promise<Session> {
+  validateSessionOptions(options);
+  const timers = options.timers ?? systemTimers;
+  const registry = new ToolRegistry(options.tools ?? []);
+  const cleanups: Array<() => Promise<void>> = [];
+  const dispose = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    let workspace: IsolatedWorkspace | undefined;
+    let cwd: string | undefined;
+    if (options.workspace === "isolated") {
+      workspace = await createIsolatedWorkspace();
+      cleanups.push(() => workspace!.remove());
+      cwd = workspace.path;
+    } else if (options.workspace) cwd = options.workspace.cwd;
+
+    let link: RuntimeLink;
+    let onRuntime: ((runtime: RuntimeScope) => void) | undefined;
+    const backend = options.backend;
+    if (backend.kind === "local") {
+      const local = await createLocalBackend(backend, timers);
+      cleanups.push(() => local.dispose());
+      link = local.link;
+    } else if (backend.kind === "cloud") {
+      const runtimeHint = {
+        agentId: "id" in options.agent ? options.agent.id : undefined,
+        conversationId: options.conversation === "new" ? undefined : options.conversation,
+      };
+      const cloud = await createCloudLink({ timers, ...backend }, runtimeHint);
+      link = cloud;
+      onRuntime = (runtime) => cloud.setRuntime({ agentId: runtime.agent_id, conversationId: runtime.conversation_id });
+    } else {
+      link = backend.link;
+    }
+
+    const session = new Session({
+      link,
+      registry,
+      timers,
+      options,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      startInput: {
+        agent: options.agent,
+        conversation: options.conversation ?? "new",
+        tools: registry.toWireGroups(),
+        mode: options.mode,
+        cwd,
+        clientInfo: options.clientInfo ?? { name: "toolrelay" },
+      },
+      dispose,
+      onRuntime,
+    });
+    try {
+      await session.start();
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+    return session;
+  } catch (error) {
+    await dispose();
+    if (error instanceof ToolrelayError) throw error;
+    throw new ToolrelayError("CONNECT_FAILED", `cannot start the session: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+  }
+}

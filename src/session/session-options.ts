@@ -1,0 +1,73 @@
+import type { LocalBackendOptions } from "../backends/local-backend.js";
+import type { CloudBackendOptions } from "../backends/cloud-backend.js";
+import type { Timers } from "../internal/timers.js";
+import type { ClientTool } from "../tools/index.js";
+import type { RuntimeLink } from "../transport/runtime-link.js";
+import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js";
+
+/** The runtime's permission modes. */
+export type PermissionMode = "standard" | "acceptEdits" | "unrestricted" | "strict";
+
+/** Use a link you built yourself (advanced; tests, custom transports). */
+export interface LinkBackendOptions {
+  kind: "link";
+  link: RuntimeLink;
+}
+
+export type BackendOptions = LocalBackendOptions | CloudBackendOptions | LinkBackendOptions;
+
+/** Which agent the session drives. */
+export type AgentOptions =
+  | { /** Attach to an existing agent. */ id: string }
+  | {
+      /** Create a new agent. `model` is a handle such as `"openai/gpt-5"` or `"llama.cpp/<id>"`. */
+      create: { model: string; name?: string; [field: string]: unknown };
+    };
+
+export interface SessionOptions {
+  /** Where the runtime is: `{ kind: "local", url }`, `{ kind: "local", spawn: true }` or `{ kind: "cloud", ... }`. Required. */
+  backend: BackendOptions;
+  /** The agent to drive. Required. */
+  agent: AgentOptions;
+  /**
+   * The conversation: `"new"` creates one, `"default"` is the agent's default
+   * conversation, any other string is an existing conversation id. Default `"new"`.
+   */
+  conversation?: "new" | "default" | (string & {});
+  /** Client tools: they run in this process whenever the agent calls them. Default `[]`. */
+  tools?: readonly ClientTool[];
+  /**
+   * The runtime's permission mode. Default: not sent (the runtime's own default,
+   * `unrestricted`). Whatever the mode, the session allows its own client tools.
+   */
+  mode?: PermissionMode;
+  /**
+   * Decides permission requests for runtime-owned tools (Bash, Write, ...).
+   * Default: none — such requests are denied with a message saying so.
+   */
+  canUseTool?: (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
+  /** Deadline of a client tool call that sets no `timeoutMs`, in ms. Default 60_000 (below the runtime's 300 s). */
+  toolTimeoutMs?: number;
+  /** Largest tool input accepted, in UTF-8 bytes of its JSON; larger ones are refused unread. Default 1_048_576 (1 MiB). */
+  maxInputBytes?: number;
+  /** Text results are clamped to this many characters with a truncation note. Default 32_000 (the runtime's own clamp). */
+  maxResultChars?: number;
+  /** How long running calls survive a lost link before they are aborted, in ms. Default 30_000. */
+  reconnectGraceMs?: number;
+  /** Bounds of the replay cache that absorbs duplicate requests. Default 1,024 entries, 10 minutes. */
+  replayCache?: { maxEntries?: number; maxAgeMs?: number };
+  /** Deadline of each request the session sends (runtime_start, abort, ...), in ms. Default 30_000. */
+  requestTimeoutMs?: number;
+  /**
+   * `"isolated"`: the runtime's working directory is a fresh empty scratch
+   * directory, removed on close (local backend only). A string: that directory.
+   * Default: not sent (the runtime's own working directory).
+   */
+  workspace?: "isolated" | { cwd: string };
+  /** Aborting this signal closes the session. */
+  signal?: AbortSignal;
+  /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */
+  clientInfo?: { name: string; title?: string; version?: string };
+  /** Timers (inject fake ones in tests). Default: the global timers. */
+  timers?: Timers;
+}

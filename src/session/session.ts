@@ -1,0 +1,329 @@
+import { EventEmitter } from "eventemitter3";
+import { ToolrelayError, isToolrelayError } from "../errors.js";
+import { nextRequestId } from "../internal/request-id.js";
+import type { Timers, TimerHandle } from "../internal/timers.js";
+import type { ToolRegistry } from "../tools/index.js";
+import { RequestTracker } from "../transport/request-tracker.js";
+import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
+import type { InboundFrame, InputFrame, RuntimeScope } from "../wire/index.js";
+import { ApprovalResponder } from "./approval-responder.js";
+import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-frame.js";
+import type { SessionEvents } from "./session-events.js";
+import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
+import { Turn } from "./turn.js";
+import { eventsFromDelta } from "./turn-events.js";
+import { sameScope, scopeOf } from "./runtime-scope-of.js";
+import type { SessionOptions } from "./session-options.js";
+
+/** A user message: plain text, or letta message content parts. */
+export type MessageInput = string | Array<{ type: "text"; text: string } | { type: "image"; source: Record<string, unknown> }>;
+
+export interface SendOptions {
+  /** Aborting it aborts the turn. */
+  signal?: AbortSignal;
+}
+
+/** @internal What createSession hands to the session. */
+export interface SessionParts {
+  link: RuntimeLink;
+  registry: ToolRegistry;
+  timers: Timers;
+  options: SessionOptions;
+  startInput: Omit<RuntimeStartInput, "runtime">;
+  requestTimeoutMs: number;
+  /** Releases what the backend and workspace set up (spawned server, scratch dir). */
+  dispose(): Promise<void>;
+  /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
+  onRuntime?(runtime: RuntimeScope): void;
+}
+
+/** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
+const ABORT_SETTLE_MS = 2_000;
+
+/**
+ * A session with one agent and conversation. Create it with `createSession`;
+ * close it with `close()` or `await using`.
+ */
+export class Session extends EventEmitter<SessionEvents> {
+  #parts: SessionParts;
+  #link: RuntimeLink;
+  #tracker: RequestTracker;
+  #dispatcher: ToolCallDispatcher;
+  #approvals: ApprovalResponder;
+  #runtime: RuntimeScope | undefined;
+  #turn: Turn | undefined;
+  #closing: Promise<void> | undefined;
+  #abortTimer: TimerHandle | undefined;
+  #callerSignalCleanup: (() => void) | undefined;
+
+  /** @internal Use `createSession`. */
+  constructor(parts: SessionParts) {
+    super();
+    this.#parts = parts;
+    this.#link = parts.link;
+    this.#tracker = new RequestTracker(parts.link, parts.timers);
+    const options = parts.options;
+    this.#dispatcher = new ToolCallDispatcher({
+      link: parts.link,
+      registry: parts.registry,
+      events: this,
+      timers: parts.timers,
+      runtime: () => this.#runtime,
+      toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
+      maxInputBytes: options.maxInputBytes ?? 1_048_576,
+      maxResultChars: options.maxResultChars ?? 32_000,
+      reconnectGraceMs: options.reconnectGraceMs ?? 30_000,
+      replayCache: options.replayCache,
+    });
+    this.#approvals = new ApprovalResponder({
+      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      canUseTool: options.canUseTool,
+      runtime: () => this.#runtime,
+      send: (frame) => this.#link.send(frame),
+      onCallbackError: (error) =>
+        this.emit("error", new ToolrelayError("INVALID_OPTIONS", "the canUseTool callback threw; the request was denied", { cause: error })),
+    });
+    this.#link.on("frame", (frame) => this.#onFrame(frame));
+    this.#link.on("state", (state, previous) => this.#onState(state, previous));
+    this.#link.on("reconnected", () => void this.#onReconnected());
+    this.#link.on("error", (error) => this.emit("error", error));
+    this.#link.on("invalid-frame", (error) =>
+      this.emit("error", new ToolrelayError("INVALID_FRAME", `ignored an invalid frame from the runtime: ${error}`)),
+    );
+    const signal = options.signal;
+    if (signal) {
+      const onAbort = () => void this.close();
+      signal.addEventListener("abort", onAbort);
+      this.#callerSignalCleanup = () => signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Emit without ever throwing into the SDK: a listener that throws is
+   * reported as an `error` event (code LISTENER_FAILED) and the session goes on.
+   */
+  override emit(event: keyof SessionEvents, ...args: unknown[]): boolean {
+    const emitUnsafe = super.emit.bind(this) as (name: keyof SessionEvents, ...rest: unknown[]) => boolean;
+    try {
+      return emitUnsafe(event, ...args);
+    } catch (error) {
+      if (event !== "error") {
+        try {
+          emitUnsafe("error", new ToolrelayError("LISTENER_FAILED", `a "${event}" listener threw`, { cause: error }));
+        } catch {
+          // An error listener that throws is ignored: nothing may throw into the SDK.
+        }
+      }
+      return true;
+    }
+  }
+
+  /** The agent this session drives (known once `createSession` resolved). */
+  get agentId(): string {
+    return this.#runtime?.agent_id ?? "";
+  }
+
+  /** The conversation this session drives. */
+  get conversationId(): string {
+    return this.#runtime?.conversation_id ?? "";
+  }
+
+  /** The logical connection id (part of every tool call's identity). */
+  get connectionId(): string {
+    return this.#link.connectionId;
+  }
+
+  /** The link's state: `open`, `reconnecting`, `closed`, ... */
+  get state(): LinkState {
+    return this.#link.state;
+  }
+
+  /** Tool calls currently running in this process. */
+  get pendingToolCalls(): number {
+    return this.#dispatcher.table.pendingCount;
+  }
+
+  /** @internal Connect and register the runtime with every client tool. */
+  async start(): Promise<void> {
+    if (this.#parts.options.signal?.aborted) throw new ToolrelayError("ABORTED", "the session's signal was already aborted");
+    await this.#link.connect();
+    await this.#register();
+  }
+
+  async #register(): Promise<void> {
+    const frame = buildRuntimeStartFrame({ ...this.#parts.startInput, runtime: this.#runtime });
+    const response = await this.#tracker.request(frame, {
+      responseType: "runtime_start_response",
+      timeoutMs: this.#parts.requestTimeoutMs,
+    });
+    if (!response.success || !response.runtime) {
+      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
+        details: { error: response.error },
+      });
+    }
+    const runtime = scopeOf(response.runtime)!;
+    this.#runtime = runtime;
+    this.#parts.onRuntime?.(runtime);
+  }
+
+  /**
+   * Send a user message and start a turn. Iterate the returned turn for its
+   * events, or await `turn.result`. One turn at a time: sending while a turn
+   * runs throws `TURN_IN_PROGRESS`.
+   */
+  send(message: MessageInput, options: SendOptions = {}): Turn {
+    if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
+    if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
+    const runtime = this.#runtime!;
+    const turn = new Turn((target) => this.#abortTurn(target));
+    this.#turn = turn;
+    const frame = {
+      type: "input",
+      request_id: nextRequestId("input"),
+      runtime,
+      payload: {
+        kind: "create_message",
+        messages: [{ role: "user", content: message, client_message_id: nextRequestId("message") }],
+        exclude_interactive_tools: true,
+      },
+    } as InputFrame & { request_id: string };
+    this.#tracker
+      .request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs })
+      .then((accepted) => {
+        if (!accepted.accepted) {
+          turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+        }
+      })
+      .catch((error: unknown) => turn.fail(asToolrelayError(error)));
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) void turn.abort();
+      else {
+        const onAbort = () => void turn.abort();
+        signal.addEventListener("abort", onAbort);
+        void turn.result.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => undefined);
+      }
+    }
+    return turn;
+  }
+
+  /** Abort the running turn, if any (see {@link Turn.abort}). */
+  abort(): Promise<void> {
+    return this.#turn && !this.#turn.done ? this.#abortTurn(this.#turn) : Promise.resolve();
+  }
+
+  async #abortTurn(turn: Turn): Promise<void> {
+    const runtime = this.#runtime!;
+    const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
+    const response = this.#tracker.request(frame, { responseType: "abort_message_response", timeoutMs: this.#parts.requestTimeoutMs });
+    // The runtime waits up to 5 minutes for an external call; answer ours now.
+    this.#dispatcher.table.cancel(
+      (key) => key.agentId === runtime.agent_id && key.conversationId === runtime.conversation_id,
+      "the turn was aborted",
+    );
+    try {
+      await response;
+    } catch (error) {
+      this.emit("error", asToolrelayError(error));
+    }
+    if (turn.done) return;
+    await new Promise<void>((resolve) => {
+      this.#abortTimer = this.#parts.timers.setTimeout(() => {
+        this.#abortTimer = undefined;
+        turn.finish("cancelled");
+        resolve();
+      }, ABORT_SETTLE_MS);
+      void turn.result.then(
+        () => resolve(),
+        () => resolve(),
+      );
+    });
+    if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
+    this.#abortTimer = undefined;
+  }
+
+  /** Close the session: pending tool calls are answered as cancelled, the link closes, and whatever the session started is stopped. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    this.#callerSignalCleanup?.();
+    this.#dispatcher.table.close("the session was closed");
+    if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
+    this.#turn?.fail(new ToolrelayError("ABORTED", "the session was closed"));
+    this.#tracker.rejectAll(new ToolrelayError("ABORTED", "the session was closed"));
+    await this.#link.close();
+    await this.#parts.dispose();
+  }
+
+  #onFrame(frame: InboundFrame): void {
+    if (this.#tracker.handle(frame)) return;
+    switch (frame.type) {
+      case "external_tool_call_request":
+        this.#dispatcher.handle(frame);
+        return;
+      case "control_request":
+        this.#approvals.handle(frame);
+        return;
+      case "stream_delta": {
+        const turn = this.#turnFor(scopeOf(frame.runtime));
+        if (!turn) return;
+        const isClientTool = (name: string) => this.#parts.registry.get(name) !== undefined;
+        for (const event of eventsFromDelta(frame.delta, isClientTool, (id) => turn.toolNameOf(id))) turn.push(event);
+        return;
+      }
+      case "turn_finished": {
+        const turn = this.#turnFor(scopeOf(frame.runtime));
+        if (!turn) return;
+        turn.finish(frame.stop_reason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #turnFor(runtime: RuntimeScope | undefined): Turn | undefined {
+    const turn = this.#turn;
+    if (!turn || turn.done || !this.#runtime) return undefined;
+    if (runtime && !sameScope(runtime, this.#runtime)) return undefined;
+    return turn;
+  }
+
+  #onState(state: LinkState, previous: LinkState): void {
+    this.emit("connection-state-change", { state, previous });
+    if (state === "reconnecting" || state === "closed") {
+      this.#tracker.rejectAll(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost"));
+      if (!this.#link.keepsPendingCallsAcrossReconnect || state === "closed") {
+        // The local app-server cancels a disconnected controller's turn.
+        this.#turn?.fail(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn"));
+      }
+    }
+    if (state === "reconnecting" && previous === "open") this.#dispatcher.table.linkDown();
+    if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
+  }
+
+  async #onReconnected(): Promise<void> {
+    if (this.#closing) return;
+    try {
+      await this.#register();
+      if (this.#link.keepsPendingCallsAcrossReconnect && this.#runtime) {
+        this.#link.send({ type: "sync", runtime: this.#runtime, recover_approvals: true, force_device_status: true });
+      }
+    } catch (error) {
+      this.emit("error", asToolrelayError(error));
+    }
+    this.#dispatcher.table.linkUp({ redeliver: this.#link.keepsPendingCallsAcrossReconnect });
+  }
+}
+
+function asToolrelayError(error: unknown): ToolrelayError {
+  if (isToolrelayError(error)) return error;
+  return new ToolrelayError("CONNECTION_CLOSED", error instanceof Error ? error.message : String(error), { cause: error });
+}

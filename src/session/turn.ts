@@ -1,0 +1,96 @@
+import type { ToolrelayError } from "../errors.js";
+import { AsyncEventQueue } from "./async-event-queue.js";
+import type { TurnEvent } from "./turn-events.js";
+
+/** How a turn ended. */
+export interface TurnResult {
+  /** The runtime's stop reason (`end_turn`, `cancelled`, `error`, ...). */
+  stopReason: string;
+  /** All assistant text of the turn, concatenated in order. */
+  text: string;
+  /** Every event of the turn, in order (the same ones the iterator yields). */
+  events: TurnEvent[];
+  /** The runtime's error message when the turn ended in an error. */
+  error?: string;
+}
+
+/**
+ * One turn: iterate it for events as they happen, or await `result`. Both can
+ * be used together. `result` rejects only when the SDK could not run the turn
+ * (link lost, input refused, session closed); an error inside the turn ends it
+ * with `stopReason: "error"` and `error` set.
+ */
+export class Turn implements AsyncIterable<TurnEvent> {
+  /** Settles when the turn ends. */
+  readonly result: Promise<TurnResult>;
+  #queue = new AsyncEventQueue<TurnEvent>();
+  #events: TurnEvent[] = [];
+  #text = "";
+  #toolNames = new Map<string, string>();
+  #error: string | undefined;
+  #done = false;
+  #resolve!: (result: TurnResult) => void;
+  #reject!: (error: ToolrelayError) => void;
+  #onAbort: (turn: Turn) => Promise<void>;
+
+  /** @internal Created by `Session.send`. */
+  constructor(onAbort: (turn: Turn) => Promise<void>) {
+    this.#onAbort = onAbort;
+    this.result = new Promise<TurnResult>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // A caller who only iterates must not get an unhandled rejection.
+    this.result.catch(() => undefined);
+  }
+
+  /** `true` once the turn ended (or failed). */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<TurnEvent> {
+    return this.#queue[Symbol.asyncIterator]();
+  }
+
+  /** Stop the turn: the runtime is told to abort, and this turn's pending client tool calls are answered as cancelled at once. */
+  abort(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    return this.#onAbort(this);
+  }
+
+  /** @internal */
+  push(event: TurnEvent): void {
+    if (this.#done) return;
+    this.#events.push(event);
+    if (event.type === "assistant") this.#text += event.text;
+    if (event.type === "tool-call") this.#toolNames.set(event.toolCallId, event.toolName);
+    if (event.type === "error" && this.#error === undefined) this.#error = event.message;
+    this.#queue.push(event);
+  }
+
+  /** @internal The tool name of a call seen in this turn. */
+  toolNameOf(toolCallId: string): string | undefined {
+    return this.#toolNames.get(toolCallId);
+  }
+
+  /** @internal End the turn normally. */
+  finish(stopReason: string, error?: string): void {
+    if (this.#done) return;
+    if (error !== undefined && this.#error === undefined) this.#error = error;
+    this.push({ type: "stop", stopReason });
+    this.#done = true;
+    this.#queue.end();
+    const result: TurnResult = { stopReason, text: this.#text, events: this.#events };
+    if (this.#error !== undefined) result.error = this.#error;
+    this.#resolve(result);
+  }
+
+  /** @internal The SDK could not run the turn to its end. */
+  fail(error: ToolrelayError): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#queue.fail(error);
+    this.#reject(error);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The scripted runtime's `pendingExternalToolCalls` (PROTOCOL §6.2–6.6): one
+ * entry per `external_tool_call_request`, keyed by `[connectionId, request_id]`,
+ * settled exactly once by the response, the timeout, the connection closing or
+ * the runtime stopping. No frame is ever sent to the client on timeout, and a
+ * late or unknown response is ignored.
+ */
+import { randomUUID } from "node:crypto";
+import { externalFailure, resultFromContent } from "./scripted-tool-result.js";
+import type {
+  ScriptedCallRecord,
+  ScriptedCallStatus,
+  ScriptedContentBlock,
+  ScriptedRuntimeScope,
+  ScriptedToolResult,
+} from "./scripted-runtime-types.js";
+
+interface PendingEntry {
+  record: ScriptedCallRecord;
+  settle(status: ScriptedCallStatus, result: ScriptedToolResult): void;
+}
+
+/** What the runtime knows when it sends a request. */
+export interface ExternalCallRequest {
+  connectionId: string;
+  runtime: ScriptedRuntimeScope;
+  scopeId?: string;
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+}
+
+const entryKey = (connectionId: string, requestId: string): string => JSON.stringify([connectionId, requestId]);
+
+export class ScriptedCallTable {
+  /** Every request ever sent, in order (the public `runtime.calls`). */
+  readonly records: ScriptedCallRecord[] = [];
+  private readonly pending = new Map<string, PendingEntry>();
+
+  constructor(private readonly timeoutMs: number) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Register a request under a fresh `external-tool-<uuid>` id, then write it
+   * with `send` (which returns false, or throws, when the socket cannot take it).
+   */
+  start(request: ExternalCallRequest, send: (frame: Record<string, unknown>) => boolean): Promise<ScriptedToolResult> {
+    const requestId = `external-tool-${randomUUID()}`;
+    const record: ScriptedCallRecord = { requestId, ...request, status: "pending" };
+    this.records.push(record);
+    const key = entryKey(request.connectionId, requestId);
+    return new Promise<ScriptedToolResult>((resolve) => {
+      const timer = setTimeout(() => {
+        entry.settle("timed-out", externalFailure(`External tool call timed out: ${request.toolName}`));
+      }, this.timeoutMs);
+      timer.unref?.();
+      const entry: PendingEntry = {
+        record,
+        settle: (status, result) => {
+          if (this.pending.get(key) !== entry) return;
+          clearTimeout(timer);
+          this.pending.delete(key);
+          record.status = status;
+          record.result = result;
+          resolve(result);
+        },
+      };
+      this.pending.set(key, entry);
+      const frame: Record<string, unknown> = {
+        type: "external_tool_call_request",
+        request_id: requestId,
+        runtime: { agent_id: request.runtime.agent_id, conversation_id: request.runtime.conversation_id },
+        ...(request.scopeId !== undefined ? { scope_id: request.scopeId } : {}),
+        tool_call_id: request.toolCallId,
+        tool_name: request.toolName,
+        input: request.input,
+      };
+      let sent = false;
+      let failure = "External tool controller is not connected";
+      try {
+        sent = send(frame);
+      } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+      }
+      if (!sent) entry.settle("send-failed", externalFailure(failure));
+    });
+  }
+
+  /** Settle the call `[connectionId, request_id]` from a (valid) response frame. False when nothing was pending. */
+  answer(connectionId: string, frame: Record<string, unknown>): boolean {
+    const entry = this.pending.get(entryKey(connectionId, frame.request_id as string));
+    if (!entry) return false;
+    entry.record.response = frame;
+    if (typeof frame.error === "string") {
+      entry.settle("answered", externalFailure(frame.error));
+      return true;
+    }
+    const result = frame.result as { content: ScriptedContentBlock[]; is_error?: boolean };
+    entry.settle("answered", resultFromContent(result.content, result.is_error === true));
+    return true;
+  }
+
+  /** §6.6 step 4: reject every call owned by a closed connection. */
+  rejectConnection(connectionId: string, reason = "Listener connection closed"): void {
+    for (const entry of [...this.pending.values()]) {
+      if (entry.record.connectionId === connectionId) entry.settle("connection-closed", externalFailure(reason));
+    }
+  }
+
+  /** The runtime stops: reject everything. */
+  rejectAll(reason = "Listener runtime stopped"): void {
+    for (const entry of [...this.pending.values()]) entry.settle("connection-closed", externalFailure(reason));
+  }
+}

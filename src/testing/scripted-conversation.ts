@@ -1,0 +1,82 @@
+/**
+ * Per-runtime (agent + conversation) state of the scripted runtime: loop
+ * status, the running turn, the input queue, remembered input dispositions and
+ * pending approvals.
+ */
+import type { LoopSnapshot, LoopStatus, QueueItemSnapshot } from "./scripted-frames.js";
+import type { ApprovalAnswer } from "./scripted-turn-host.js";
+import type { ScriptedTurnSession } from "./scripted-turn.js";
+import type { ScriptedPermissionMode, ScriptedRuntimeScope } from "./scripted-runtime-types.js";
+
+/** An accepted `create_message` input waiting for (or driving) a turn. */
+export interface InputItem {
+  connectionId: string;
+  messages: readonly unknown[];
+  payload: Readonly<Record<string, unknown>>;
+  clientMessageIds: string[];
+}
+
+export interface QueuedInput extends InputItem, QueueItemSnapshot {}
+
+export interface ActiveTurn {
+  readonly controller: AbortController;
+  /** The connection driving the turn; passes to another subscriber when it closes. */
+  connectionId: string;
+  session?: ScriptedTurnSession;
+}
+
+export interface PendingApproval {
+  frame: Record<string, unknown>;
+  resolve(answer: ApprovalAnswer): void;
+}
+
+export class ScriptedConversation {
+  status: LoopStatus = "WAITING_ON_INPUT";
+  activeRunIds: string[] = [];
+  executingToolCallIds: string[] = [];
+  readonly clientMessageIdsByRunId = new Map<string, string[]>();
+  active: ActiveTurn | undefined;
+  readonly queue: QueuedInput[] = [];
+  /** Paused by an abort (like the real queue); the next accepted input resumes it. */
+  paused = false;
+  /** `client_message_id` → disposition, so a re-sent input is not run twice. */
+  readonly dispositions = new Map<string, "started" | "queued">();
+  /** `request_id` (`perm-<tool_call_id>`) → pending `control_request`. */
+  readonly approvals = new Map<string, PendingApproval>();
+
+  constructor(
+    readonly scope: ScriptedRuntimeScope,
+    public permissionMode: ScriptedPermissionMode,
+  ) {}
+
+  /** True while a turn runs and was not aborted. */
+  get isRunning(): boolean {
+    return this.active !== undefined && !this.active.controller.signal.aborted;
+  }
+
+  loopSnapshot(): LoopSnapshot {
+    return {
+      status: this.status,
+      activeRunIds: this.activeRunIds,
+      clientMessageIdsByRunId: this.clientMessageIdsByRunId,
+      executingToolCallIds: this.executingToolCallIds,
+    };
+  }
+
+  pendingControlRequests(): Record<string, unknown>[] {
+    return [...this.approvals.values()].map((approval) => approval.frame);
+  }
+
+  /** Resolve every pending approval as cancelled ("Cancelled by user" in the real runtime). */
+  cancelApprovals(): void {
+    const pending = [...this.approvals.values()];
+    this.approvals.clear();
+    for (const approval of pending) approval.resolve({ kind: "cancelled" });
+  }
+
+  /** Abort the running turn's signal and its pending approvals. */
+  cancelTurn(): void {
+    this.active?.controller.abort(new Error("Interrupted by user"));
+    this.cancelApprovals();
+  }
+}

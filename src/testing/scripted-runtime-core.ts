@@ -1,0 +1,304 @@
+/**
+ * The heart of the scripted runtime: connections, per-runtime conversations,
+ * event fan-out to subscribers, turns and their queue, approvals, abort, and
+ * the per-connection cleanup of PROTOCOL §6.6. Frame parsing lives in
+ * `scripted-commands.ts`, the socket server in `scripted-runtime.ts`.
+ */
+import { randomUUID } from "node:crypto";
+import type { WebSocket } from "ws";
+import { ScriptedCallTable } from "./scripted-call-table.js";
+import { ScriptedConnection } from "./scripted-connection.js";
+import { ScriptedConversation, type ActiveTurn, type InputItem } from "./scripted-conversation.js";
+import {
+  deviceStatusFrame,
+  lifecycleDelta,
+  loopStatusFrame,
+  queueFrame,
+  streamDelta,
+  turnFinishedFrame,
+  type LoopStatus,
+} from "./scripted-frames.js";
+import { ScriptedRuntimeState, runtimeKey } from "./scripted-runtime-state.js";
+import { createTurnHost } from "./scripted-turn-host.js";
+import { ScriptedTurnSession } from "./scripted-turn.js";
+import type {
+  ScriptedFrameRecord,
+  ScriptedPermissionMode,
+  ScriptedRuntimeScope,
+  TurnScript,
+} from "./scripted-runtime-types.js";
+
+export interface CoreOptions {
+  script: TurnScript;
+  permissionMode: ScriptedPermissionMode;
+  externalToolTimeoutMs: number;
+  version: string;
+}
+
+export class ScriptedRuntimeCore {
+  readonly state = new ScriptedRuntimeState();
+  readonly calls: ScriptedCallTable;
+  readonly connections = new Map<string, ScriptedConnection>();
+  readonly frames: ScriptedFrameRecord[] = [];
+  readonly sentFrames: ScriptedFrameRecord[] = [];
+  closed = false;
+  private readonly conversations = new Map<string, ScriptedConversation>();
+  private readonly turnsInFlight = new Set<Promise<void>>();
+  private connectionCounter = 0;
+  private runCounter = 0;
+  private messageCounter = 0;
+  private queueCounter = 0;
+  private batchCounter = 0;
+
+  constructor(readonly options: CoreOptions) {
+    this.calls = new ScriptedCallTable(options.externalToolTimeoutMs);
+  }
+
+  conversation(scope: ScriptedRuntimeScope): ScriptedConversation {
+    const key = runtimeKey(scope);
+    let conversation = this.conversations.get(key);
+    if (!conversation) {
+      conversation = new ScriptedConversation({ agent_id: scope.agent_id, conversation_id: scope.conversation_id }, this.options.permissionMode);
+      this.conversations.set(key, conversation);
+    }
+    return conversation;
+  }
+
+  /** A new socket: `app-server-<n>` (from 0, like the real server); pending approvals are replayed to it. */
+  addConnection(socket: WebSocket): ScriptedConnection {
+    const connection = new ScriptedConnection(`app-server-${this.connectionCounter++}`, socket, (record) => this.sentFrames.push(record));
+    this.connections.set(connection.id, connection);
+    for (const conversation of this.conversations.values()) {
+      for (const frame of conversation.pendingControlRequests()) connection.sendEvent(frame, conversation.scope);
+    }
+    return connection;
+  }
+
+  /** PROTOCOL §6.6: hand over or cancel driven turns, drop queued inputs, reject calls, forget registrations. */
+  removeConnection(connectionId: string): void {
+    if (!this.connections.delete(connectionId)) return;
+    for (const conversation of this.conversations.values()) {
+      const before = conversation.queue.length;
+      const kept = conversation.queue.filter((item) => item.connectionId !== connectionId);
+      if (kept.length !== before) {
+        conversation.queue.splice(0, conversation.queue.length, ...kept);
+        this.emit(conversation.scope, queueFrame(conversation.queue));
+      }
+      const active = conversation.active;
+      if (active && active.connectionId === connectionId) {
+        const heir = this.openSubscribers(conversation.scope).find((id) => id !== connectionId);
+        if (heir) active.connectionId = heir;
+        else conversation.cancelTurn();
+      }
+    }
+    this.calls.rejectConnection(connectionId, "Listener connection closed");
+    this.state.forgetConnection(connectionId);
+  }
+
+  /** Emit a runtime event to every open subscriber of `scope`. */
+  emit(scope: ScriptedRuntimeScope, message: Record<string, unknown>): void {
+    for (const id of this.openSubscribers(scope)) this.connections.get(id)?.sendEvent(message, scope);
+  }
+
+  setLoop(conversation: ScriptedConversation, status: LoopStatus, activeRunIds: readonly string[], executing: readonly string[] = []): void {
+    conversation.status = status;
+    conversation.activeRunIds = [...activeRunIds];
+    conversation.executingToolCallIds = [...executing];
+    this.emit(conversation.scope, loopStatusFrame(conversation.loopSnapshot()));
+  }
+
+  deviceStatus(conversation: ScriptedConversation): Record<string, unknown> {
+    return deviceStatusFrame({
+      isProcessing: conversation.isRunning,
+      permissionMode: conversation.permissionMode,
+      pendingControlRequests: conversation.pendingControlRequests(),
+    });
+  }
+
+  /** The replay of `runtime_start` / `sync` (to one connection): approvals, device, loop, queue, subagents. */
+  replayState(connection: ScriptedConnection, conversation: ScriptedConversation, forceDeviceStatus: boolean): void {
+    for (const frame of conversation.pendingControlRequests()) connection.sendEvent(frame, conversation.scope);
+    if (forceDeviceStatus) connection.sendEvent(this.deviceStatus(conversation), conversation.scope);
+    connection.sendEvent(loopStatusFrame(conversation.loopSnapshot()), conversation.scope);
+    connection.sendEvent(queueFrame(conversation.queue), conversation.scope);
+    connection.sendEvent({ type: "update_subagent_state", subagents: [] }, conversation.scope);
+  }
+
+  /**
+   * Accept a `create_message` input: start a turn when idle, else queue it.
+   * `acknowledge` is called with the disposition before any turn frame is written.
+   */
+  acceptInput(conversation: ScriptedConversation, input: InputItem, content: unknown, acknowledge: (disposition: "started" | "queued") => void): void {
+    const [clientMessageId] = input.clientMessageIds;
+    if (!conversation.active && conversation.queue.length === 0) {
+      if (clientMessageId) conversation.dispositions.set(clientMessageId, "started");
+      const active = this.reserveTurn(conversation, input);
+      acknowledge("started");
+      this.startTurn(conversation, active, input, `batch-direct-${randomUUID()}`, undefined);
+      return;
+    }
+    const queued = {
+      ...input,
+      id: `q-${++this.queueCounter}`,
+      clientMessageId: clientMessageId ?? `cm-submit-${randomUUID()}`,
+      content,
+      enqueuedAt: new Date().toISOString(),
+    };
+    conversation.queue.push(queued);
+    conversation.dispositions.set(queued.clientMessageId, "queued");
+    conversation.paused = false;
+    acknowledge("queued");
+    this.emit(conversation.scope, queueFrame(conversation.queue));
+    this.pump(conversation);
+  }
+
+  /** `abort_message`: true when a running turn or a pending approval was interrupted. */
+  abort(conversation: ScriptedConversation, runId: string | undefined): boolean {
+    const running = conversation.isRunning ? conversation.active : undefined;
+    if (runId && runId !== running?.session?.lastRunId) return false;
+    if (!running && conversation.approvals.size === 0) return false;
+    const interruptedRunId = running?.session?.lastRunId;
+    conversation.cancelTurn();
+    conversation.paused = conversation.queue.length > 0;
+    if (running) {
+      this.setLoop(conversation, "WAITING_ON_INPUT", []);
+      this.emit(conversation.scope, this.deviceStatus(conversation));
+      this.emit(conversation.scope, streamDelta(lifecycleDelta("status", interruptedRunId, { message: "Interrupted", level: "warning" })));
+    }
+    return true;
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((connection) => connection.flushed()));
+  }
+
+  /** Stop: cancel turns and approvals, reject pending calls, terminate sockets. */
+  shutdown(): void {
+    this.closed = true;
+    for (const conversation of this.conversations.values()) conversation.cancelTurn();
+    this.calls.rejectAll("Listener runtime stopped");
+    for (const connection of this.connections.values()) connection.terminate();
+    this.connections.clear();
+    this.state.clear();
+  }
+
+  /** Resolves when every turn that is running now has finished (bounded by the caller). */
+  async turnsSettled(): Promise<void> {
+    await Promise.allSettled([...this.turnsInFlight]);
+  }
+
+  /** A fresh `local-run-<n>`, remembered with the client message ids it answers. */
+  nextRunId(conversation: ScriptedConversation, clientMessageIds: readonly string[]): string {
+    const runId = `local-run-${++this.runCounter}`;
+    conversation.clientMessageIdsByRunId.set(runId, [...clientMessageIds]);
+    return runId;
+  }
+
+  /** A fresh `<prefix>-<n>` message id (one counter per runtime). */
+  nextMessageId(prefix: string): string {
+    return `${prefix}-${++this.messageCounter}`;
+  }
+
+  private openSubscribers(scope: ScriptedRuntimeScope): string[] {
+    return this.state.subscribers(scope).filter((id) => this.connections.get(id)?.isOpen === true);
+  }
+
+  private pump(conversation: ScriptedConversation): void {
+    if (this.closed || conversation.active || conversation.paused) return;
+    const next = conversation.queue.shift();
+    if (!next) return;
+    const active = this.reserveTurn(conversation, next);
+    this.emit(conversation.scope, queueFrame(conversation.queue, [next.clientMessageId]));
+    this.startTurn(conversation, active, next, `batch-${++this.batchCounter}`, next);
+  }
+
+  private reserveTurn(conversation: ScriptedConversation, input: InputItem): ActiveTurn {
+    const active: ActiveTurn = { controller: new AbortController(), connectionId: input.connectionId };
+    conversation.active = active;
+    return active;
+  }
+
+  private startTurn(
+    conversation: ScriptedConversation,
+    active: ActiveTurn,
+    input: InputItem,
+    turnId: string,
+    dequeued: { clientMessageId: string; content: unknown } | undefined,
+  ): void {
+    if (dequeued) {
+      this.emit(
+        conversation.scope,
+        streamDelta({
+          type: "message",
+          id: `user-msg-${randomUUID()}`,
+          date: new Date().toISOString(),
+          message_type: "user_message",
+          content: dequeued.content,
+          otid: dequeued.clientMessageId,
+        }),
+      );
+    }
+    const scopeIds = input.payload.external_tool_scope_ids as string[] | undefined;
+    const allowlist = input.payload.client_tool_allowlist as string[] | undefined;
+    const session = new ScriptedTurnSession(createTurnHost(this, conversation, active), {
+      scope: conversation.scope,
+      connectionId: input.connectionId,
+      turnId,
+      messages: input.messages,
+      payload: input.payload,
+      clientMessageIds: input.clientMessageIds,
+      tools: this.state.visibleTools({
+        runtime: conversation.scope,
+        originConnectionId: input.connectionId,
+        ...(scopeIds ? { scopeIds } : {}),
+        ...(allowlist ? { allowlist } : {}),
+      }),
+      signal: active.controller.signal,
+    });
+    active.session = session;
+    session.ensureStep();
+    this.emit(conversation.scope, this.deviceStatus(conversation));
+    const running = this.runScript(conversation, active, session);
+    this.turnsInFlight.add(running);
+    void running.finally(() => this.turnsInFlight.delete(running));
+  }
+
+  private async runScript(conversation: ScriptedConversation, active: ActiveTurn, session: ScriptedTurnSession): Promise<void> {
+    let failure: unknown;
+    let failed = false;
+    try {
+      await this.options.script(session);
+    } catch (error) {
+      failed = true;
+      failure = error;
+    }
+    const scope = conversation.scope;
+    if (active.controller.signal.aborted) {
+      this.emit(scope, turnFinishedFrame(session.turnId, "cancelled", session.lastRunId));
+    } else if (failed) {
+      const message = failure instanceof Error ? failure.message : String(failure);
+      session.ensureStep();
+      session.emitErrorMessage(message);
+      session.endStep("error", { withUsage: false });
+      this.setLoop(conversation, "WAITING_ON_INPUT", []);
+      this.emit(scope, this.deviceStatus(conversation));
+      this.emit(scope, turnFinishedFrame(session.turnId, "error", session.lastRunId, message));
+      this.emit(scope, streamDelta(lifecycleDelta("loop_error", session.lastRunId, {
+        message,
+        stop_reason: "error",
+        is_terminal: true,
+        api_error: { message_type: "error_message", message, error_type: "internal_error", run_id: session.lastRunId, detail: message },
+      })));
+    } else {
+      session.ensureStep();
+      session.endStep("end_turn");
+      this.setLoop(conversation, "WAITING_ON_INPUT", []);
+      this.emit(scope, this.deviceStatus(conversation));
+      this.emit(scope, turnFinishedFrame(session.turnId, "end_turn", session.lastRunId));
+    }
+    conversation.active = undefined;
+    this.emit(scope, this.deviceStatus(conversation));
+    await this.flush();
+    this.pump(conversation);
+  }
+}

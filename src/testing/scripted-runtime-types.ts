@@ -1,0 +1,194 @@
+/**
+ * Public types of the scripted runtime (`toolrelay/testing`): its options, the
+ * turn API a script receives, and the records it keeps for assertions.
+ */
+
+/** `{ agent_id, conversation_id }`, exactly as on the wire. */
+export interface ScriptedRuntimeScope {
+  agent_id: string;
+  conversation_id: string;
+}
+
+/** Permission mode of a runtime. Every mode except `"unrestricted"` asks before each tool call. */
+export type ScriptedPermissionMode = "unrestricted" | "standard" | "acceptEdits" | "strict";
+
+/** A script: runs once per `create_message` input (queued inputs run one after another). */
+export type TurnScript = (turn: ScriptedTurn) => Promise<void> | void;
+
+export interface StartScriptedRuntimeOptions {
+  /** Plays the model: called once for every accepted `create_message` input. */
+  script: TurnScript;
+  /** Interface to bind. Default `"127.0.0.1"`. A non-loopback host requires `authToken`. */
+  host?: string;
+  /** TCP port. Default `0` (an ephemeral port; read it from `runtime.url` / `runtime.port`). */
+  port?: number;
+  /**
+   * When set, every upgrade (and `GET /app-server-info`) must carry
+   * `Authorization: Bearer <authToken>`; anything else gets HTTP 401. Default: no auth, and an
+   * upgrade carrying an `Origin` header gets 403 (like the real app-server).
+   */
+  authToken?: string;
+  /**
+   * Permission mode of a runtime whose `runtime_start` names no `mode`. Default `"unrestricted"`
+   * (the real default): tools run without asking. In any other mode the runtime sends a
+   * `control_request` (`can_use_tool`, `perm-<tool_call_id>`) before each tool call and waits
+   * for the client's `approval_response`.
+   */
+  permissionMode?: ScriptedPermissionMode;
+  /** How long the runtime waits for an `external_tool_call_response`. Default `300_000` (5 min, like the real runtime). */
+  externalToolTimeoutMs?: number;
+  /** Largest inbound WebSocket message, in bytes (ws `maxPayload`). Default `16 * 1024 * 1024`. */
+  maxPayloadBytes?: number;
+  /** Interval of protocol-level pings; a socket missing 3 pongs in a row is terminated. `0` disables. Default `30_000`. */
+  heartbeatIntervalMs?: number;
+  /** `letta_code_version` reported by `app_server_info_response`. Default `"0.32.18"`. */
+  version?: string;
+}
+
+/** A text or image block, as an `external_tool_call_response` carries it. */
+export interface ScriptedContentBlock {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+}
+
+/** What a tool call came back with, as the model would see it. */
+export interface ScriptedToolResult {
+  /** The result content as the client sent it (`[]` when the call failed without a result). */
+  content: ScriptedContentBlock[];
+  /** `true` for `is_error: true`, a client `error`, a timeout, a lost connection, a denial, an unknown tool. */
+  isError: boolean;
+  /** The failure message when there was no result: the client's `error`, "External tool call timed out: x", "Listener connection closed", ... */
+  error?: string;
+  /** The tool-return text the model receives (normalized, clamped to 32,000 characters, error-wrapped). */
+  toolReturn: string;
+}
+
+/** One tool call of {@link ScriptedTurn.callTools}. */
+export interface ScriptedToolCallSpec {
+  name: string;
+  input?: Record<string, unknown>;
+  /** The model's tool-call id. Default: a fresh `call-<uuid>`. */
+  toolCallId?: string;
+}
+
+/** An external tool visible to a turn. */
+export interface ScriptedVisibleTool {
+  name: string;
+  label?: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  scopeId?: string;
+  /** The connection that registered it (and receives its calls). */
+  connectionId: string;
+}
+
+/** The API a script drives. Every method resolves once its frames are written. */
+export interface ScriptedTurn {
+  /** The runtime this turn belongs to. */
+  readonly runtime: ScriptedRuntimeScope;
+  /** The connection driving the turn: the one whose `input` started it, or the subscriber it passed to when that one closed. */
+  readonly connectionId: string;
+  /** `turn_id` of the final `turn_finished` frame. */
+  readonly turnId: string;
+  /** `run_id` of the current model step (each round after tool results is a new step with a new `local-run-<n>`). */
+  readonly runId: string;
+  /** Text of the last user message (string content, or its text parts joined with "\n"). */
+  readonly userText: string;
+  /** `payload.messages` as received. */
+  readonly messages: readonly unknown[];
+  /** The whole `create_message` payload as received (allowlist, scope ids, ...). */
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** External tools visible to this turn, computed when it started (like the real runtime). */
+  readonly tools: readonly ScriptedVisibleTool[];
+  /**
+   * Aborted by `abort_message` for this runtime, when the turn's last subscribed connection
+   * closes, or by `runtime.close()`. After that `say` / `reason` / `runBuiltinTool` emit nothing
+   * and new tool calls return "Interrupted by user" at once; a call already waiting keeps waiting
+   * for its answer, timeout or connection close (the real runtime has no cancel frame).
+   */
+  readonly signal: AbortSignal;
+  /** Stream an `assistant_message` delta. */
+  say(text: string): Promise<void>;
+  /** Stream a `reasoning_message` delta. */
+  reason(text: string): Promise<void>;
+  /** Call one external tool (see {@link ScriptedTurn.callTools}). */
+  callTool(name: string, input?: Record<string, unknown>, options?: { toolCallId?: string }): Promise<ScriptedToolResult>;
+  /**
+   * Call several tools from one model response: their approval requests and `client_tool_start`
+   * deltas come first, then the `external_tool_call_request`s one after another (each after the
+   * previous answer), like the real runtime. Results are in input order.
+   */
+  callTools(calls: readonly ScriptedToolCallSpec[]): Promise<ScriptedToolResult[]>;
+  /**
+   * Send the request of an earlier call of this turn again (same `tool_call_id`, tool and input)
+   * under a fresh `request_id`, as the runtime does when it re-executes a recovered approval.
+   * No deltas are emitted.
+   */
+  resendToolCall(toolCallId: string): Promise<ScriptedToolResult>;
+  /** A tool the runtime runs itself: a `tool_call_message` then a `tool_return_message`, no external request. */
+  runBuiltinTool(name: string, args: Record<string, unknown>, output: string, options?: { status?: "success" | "error" }): Promise<void>;
+}
+
+/** What happened to one `external_tool_call_request`. */
+export type ScriptedCallStatus = "pending" | "answered" | "timed-out" | "connection-closed" | "send-failed";
+
+/** One `external_tool_call_request` the runtime sent, with its outcome. */
+export interface ScriptedCallRecord {
+  requestId: string;
+  connectionId: string;
+  runtime: ScriptedRuntimeScope;
+  scopeId?: string;
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  status: ScriptedCallStatus;
+  /** The `external_tool_call_response` frame, once one arrived. */
+  response?: Record<string, unknown>;
+  /** What the script received, once settled. */
+  result?: ScriptedToolResult;
+}
+
+/** One frame received from, or sent to, a client. */
+export interface ScriptedFrameRecord {
+  connectionId: string;
+  /** The frame's `type`, when it is a JSON object with a string `type`. */
+  type: string | undefined;
+  /** The parsed JSON, or `undefined` when the text was not JSON. */
+  frame: unknown;
+  /** The raw text. */
+  text: string;
+}
+
+/** One external tool registration held by the runtime. */
+export interface ScriptedRegistration extends ScriptedVisibleTool {
+  runtime: ScriptedRuntimeScope;
+}
+
+/** A running scripted runtime. */
+export interface ScriptedRuntime {
+  /** `ws://<host>:<port>/ws`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every `external_tool_call_request` sent, in order. */
+  readonly calls: readonly ScriptedCallRecord[];
+  /** Every frame received from clients, in order (invalid ones included). */
+  readonly frames: readonly ScriptedFrameRecord[];
+  /** Every frame sent to clients, in order. */
+  readonly sentFrames: readonly ScriptedFrameRecord[];
+  /** Number of open client sockets. */
+  readonly connections: number;
+  /** Current external tool registrations, in registration order. */
+  registrations(): ScriptedRegistration[];
+  /**
+   * Close every client socket with `code` (default 1001; 1006 drops the TCP connection without a
+   * close frame), which runs the per-connection cleanup: calls rejected, registrations dropped.
+   */
+  dropConnections(code?: number): void;
+  /**
+   * Stop the server: aborts running turns, settles pending calls with "Listener runtime stopped",
+   * terminates sockets. It does not wait for scripts to return. Idempotent.
+   */
+  close(): Promise<void>;
+}

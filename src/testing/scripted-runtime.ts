@@ -1,0 +1,184 @@
+/**
+ * `startScriptedRuntime`: a loopback WebSocket server that speaks the same
+ * app-server protocol as `letta server --listen` (Letta Code 0.32.18), with a
+ * script in place of the model. Upgrade rules follow the real server: only
+ * `/ws` (or `/`), `channel` query → 426, optional bearer auth → 401, an
+ * `Origin` header without auth → 403. Also answers `GET /readyz`, `/healthz`
+ * and `/app-server-info`.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { WebSocketServer, type WebSocket } from "ws";
+import { ToolrelayError } from "../errors.js";
+import { handleFrame } from "./scripted-commands.js";
+import { appServerInfoResponse } from "./scripted-frames.js";
+import { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
+import type { ScriptedRuntime, StartScriptedRuntimeOptions } from "./scripted-runtime-types.js";
+
+const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+const DEFAULT_HEARTBEAT_MS = 30_000;
+const MISSED_PONGS_BEFORE_TERMINATE = 3;
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/** `null` when authorized, else the 401 message of the real server. */
+function checkBearer(headers: IncomingHttpHeaders, expectedDigest: Buffer | undefined): string | null {
+  if (!expectedDigest) return null;
+  const header = headers.authorization;
+  if (header === undefined) return "missing websocket bearer token";
+  const separator = header.indexOf(" ");
+  if (separator === -1 || header.slice(0, separator).toLowerCase() !== "bearer") return "invalid authorization header";
+  const token = header.slice(separator + 1).trim();
+  if (!token) return "invalid authorization header";
+  return timingSafeEqual(digest(token), expectedDigest) ? null : "invalid websocket bearer token";
+}
+
+function rejectUpgrade(socket: Socket, status: number, message: string): void {
+  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+function validate(options: StartScriptedRuntimeOptions): void {
+  const fail = (message: string): never => {
+    throw new ToolrelayError("INVALID_OPTIONS", `startScriptedRuntime: ${message}`);
+  };
+  if (typeof options?.script !== "function") fail("`script` must be a function");
+  if (options.authToken !== undefined && options.authToken.trim() === "") fail("`authToken` must not be empty");
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopbackHost(host) && options.authToken === undefined) fail(`refusing to bind non-loopback host ${host} without authToken`);
+  for (const [name, value] of Object.entries({
+    port: options.port,
+    externalToolTimeoutMs: options.externalToolTimeoutMs,
+    maxPayloadBytes: options.maxPayloadBytes,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+  })) {
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) fail(`\`${name}\` must be a non-negative number`);
+  }
+}
+
+/** Start a scripted runtime. Resolves once it listens; `await runtime.close()` in teardown. */
+export async function startScriptedRuntime(options: StartScriptedRuntimeOptions): Promise<ScriptedRuntime> {
+  validate(options);
+  const host = options.host ?? "127.0.0.1";
+  const version = options.version ?? "0.32.18";
+  const expectedDigest = options.authToken === undefined ? undefined : digest(options.authToken.trim());
+  const core = new ScriptedRuntimeCore({
+    script: options.script,
+    permissionMode: options.permissionMode ?? "unrestricted",
+    externalToolTimeoutMs: options.externalToolTimeoutMs ?? 300_000,
+    version,
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES });
+  const missedPongs = new Map<WebSocket, number>();
+
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const path = new URL(request.url ?? "/", "http://localhost").pathname;
+    if (request.headers.origin) return void response.writeHead(403).end();
+    if (path === "/readyz" || path === "/healthz") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+    if (path === "/app-server-info") {
+      const authError = checkBearer(request.headers, expectedDigest);
+      if (authError) return void response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: authError }));
+      return void response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(appServerInfoResponse("http-info", version)));
+    }
+    response.writeHead(404).end();
+  });
+
+  server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    const url = new URL(request.url ?? "/", "http://localhost");
+    if (url.pathname !== "/ws" && url.pathname !== "/") return rejectUpgrade(socket, 404, "Not Found");
+    if (url.searchParams.has("channel")) return rejectUpgrade(socket, 426, "Upgrade Required");
+    const authError = checkBearer(request.headers, expectedDigest);
+    if (authError) return rejectUpgrade(socket, 401, authError);
+    if (request.headers.origin !== undefined && !expectedDigest) return rejectUpgrade(socket, 403, "Forbidden");
+    if (core.closed) return rejectUpgrade(socket, 503, "Service Unavailable");
+    wss.handleUpgrade(request, socket, head, (websocket) => {
+      const connection = core.addConnection(websocket);
+      missedPongs.set(websocket, 0);
+      websocket.on("pong", () => missedPongs.set(websocket, 0));
+      websocket.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
+        const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
+        try {
+          handleFrame(core, connection, text);
+        } catch {
+          // A scripted runtime never lets one bad frame break the server (the real one drops it too).
+        }
+      });
+      websocket.on("error", () => undefined);
+      websocket.on("close", () => {
+        missedPongs.delete(websocket);
+        core.removeConnection(connection.id);
+      });
+    });
+  });
+
+  const heartbeatMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
+  const heartbeat =
+    heartbeatMs > 0
+      ? setInterval(() => {
+          for (const [websocket, missed] of missedPongs) {
+            if (missed >= MISSED_PONGS_BEFORE_TERMINATE) {
+              websocket.terminate();
+              continue;
+            }
+            missedPongs.set(websocket, missed + 1);
+            websocket.ping();
+          }
+        }, heartbeatMs)
+      : undefined;
+  heartbeat?.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  }).catch((error: unknown) => {
+    if (heartbeat) clearInterval(heartbeat);
+    throw new ToolrelayError("INVALID_OPTIONS", `startScriptedRuntime: cannot listen on ${host}:${options.port ?? 0}`, { cause: error });
+  });
+
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url: `ws://${urlHost}:${port}/ws`,
+    port,
+    get calls() {
+      return core.calls.records;
+    },
+    get frames() {
+      return core.frames;
+    },
+    get sentFrames() {
+      return core.sentFrames;
+    },
+    get connections() {
+      return core.connections.size;
+    },
+    registrations: () => core.state.allRegistrations(),
+    dropConnections(code = 1001) {
+      for (const connection of core.connections.values()) connection.close(code, "dropped by the scripted runtime");
+    },
+    close() {
+      closing ??= (async () => {
+        if (heartbeat) clearInterval(heartbeat);
+        core.shutdown();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}

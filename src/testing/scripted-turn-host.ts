@@ -1,0 +1,78 @@
+/**
+ * What a scripted turn needs from the runtime around it. Implemented by the
+ * runtime core; kept as an interface so the turn API stays small and testable.
+ */
+import type { ActiveTurn, ScriptedConversation } from "./scripted-conversation.js";
+import type { LoopStatus } from "./scripted-frames.js";
+import type { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
+import { externalFailure } from "./scripted-tool-result.js";
+import type { ScriptedPermissionMode, ScriptedToolResult, ScriptedVisibleTool } from "./scripted-runtime-types.js";
+
+/** The client's answer to a `control_request`. */
+export type ApprovalAnswer =
+  | { kind: "allow"; updatedInput?: Record<string, unknown> }
+  | { kind: "deny"; message: string }
+  /** The turn was aborted, or its connection closed, while the request was pending. */
+  | { kind: "cancelled" };
+
+export interface TurnHost {
+  /** Emit a runtime event (envelope added per socket) to the runtime's subscribers. */
+  emit(message: Record<string, unknown>): void;
+  /** Update the conversation's loop state and emit `update_loop_status`. */
+  setLoop(status: LoopStatus, activeRunIds: readonly string[], executingToolCallIds?: readonly string[]): void;
+  emitDeviceStatus(): void;
+  /** A fresh `local-run-<n>`, correlated with the turn's client message ids. */
+  nextRunId(clientMessageIds: readonly string[]): string;
+  /** A fresh `<prefix>-<n>` message id (one counter per runtime, like the real one). */
+  nextMessageId(prefix: "ui-msg" | "letta-msg"): string;
+  /** The permission mode of the turn's runtime. */
+  permissionMode(): ScriptedPermissionMode;
+  /** Send `control_request` to the subscribers and wait for the `approval_response`. */
+  requestApproval(frame: Record<string, unknown>): Promise<ApprovalAnswer>;
+  /** Send an `external_tool_call_request` to the tool's registering connection and wait for its outcome. */
+  callExternal(tool: ScriptedVisibleTool, toolCallId: string, input: Record<string, unknown>): Promise<ScriptedToolResult>;
+  /** The connection currently driving the turn (ownership passes on when it closes). */
+  drivingConnectionId(): string;
+  /** Resolves once every frame emitted so far was handed to the sockets. */
+  flush(): Promise<void>;
+}
+
+/** The host of one turn: everything goes to the turn's conversation on `core`. */
+export function createTurnHost(core: ScriptedRuntimeCore, conversation: ScriptedConversation, active: ActiveTurn): TurnHost {
+  const scope = conversation.scope;
+  const deviceStatus = (): void => core.emit(scope, core.deviceStatus(conversation));
+  return {
+    emit: (message) => core.emit(scope, message),
+    setLoop: (status, activeRunIds, executing) => core.setLoop(conversation, status, activeRunIds, executing),
+    emitDeviceStatus: deviceStatus,
+    nextRunId: (clientMessageIds) => core.nextRunId(conversation, clientMessageIds),
+    nextMessageId: (prefix) => core.nextMessageId(prefix),
+    permissionMode: () => conversation.permissionMode,
+    requestApproval: (frame) =>
+      new Promise<ApprovalAnswer>((resolve) => {
+        if (active.controller.signal.aborted) return resolve({ kind: "cancelled" });
+        conversation.approvals.set(frame.request_id as string, { frame, resolve });
+        core.emit(scope, frame);
+        core.setLoop(conversation, "WAITING_ON_APPROVAL", conversation.activeRunIds);
+        deviceStatus();
+      }),
+    callExternal: (tool, toolCallId, input) => {
+      const connection = core.connections.get(tool.connectionId);
+      // Like the real executor: the registration (and its connection) must still exist at call time.
+      if (core.closed || !connection?.isOpen || !core.state.isStillRegistered(tool, scope)) {
+        return Promise.resolve(externalFailure("External tool controller is not connected"));
+      }
+      const request = {
+        connectionId: tool.connectionId,
+        runtime: scope,
+        ...(tool.scopeId !== undefined ? { scopeId: tool.scopeId } : {}),
+        toolCallId,
+        toolName: tool.name,
+        input,
+      };
+      return core.calls.start(request, (frame) => connection.sendPlain(frame));
+    },
+    drivingConnectionId: () => active.connectionId,
+    flush: () => core.flush(),
+  };
+}

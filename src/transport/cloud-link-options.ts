@@ -1,0 +1,58 @@
+import type { Timers } from "../internal/timers.js";
+import type { BackoffOptions } from "./backoff.js";
+import type { CloudAuthMode } from "./cloud-status-address.js";
+import type { WebSocketConstructor } from "./open-web-socket.js";
+
+/** The runtime a cloud link is attached to (camelCase: these go into the socket URLs). */
+export interface CloudRuntimeAddress {
+  agentId?: string;
+  conversationId?: string;
+}
+
+export interface CloudLinkOptions {
+  /** Environment connection id (from `GET /v1/environments`). Also the link's `connectionId`. */
+  connectionId: string;
+  /** Letta API key. Never written into errors, logs or close reasons. */
+  apiKey: string;
+  /** API base URL. Default `"https://api.letta.com"` (sockets then use `wss://api.letta.com`). */
+  baseUrl?: string;
+  /** Where the key goes. Default `"header"`; `"query"` puts it in the URLs (and so in logs): only for browsers. */
+  auth?: CloudAuthMode;
+  /** Extra upgrade headers on both sockets (e.g. `x-project-id`). An `authorization` header here is replaced. */
+  headers?: Record<string, string>;
+  /** The runtime to attach to. Default: none (no `agentId` / `conversationId` in the URLs, no gap `sync`). */
+  runtime?: CloudRuntimeAddress;
+  /** JSON ping interval per socket, in ms. Default 10_000. `0` turns the heartbeat off. */
+  pingIntervalMs?: number;
+  /** A socket silent this long after a ping is dead: both are terminated and the link reconnects. Default 20_000. */
+  pongTimeoutMs?: number;
+  /** Reconnect after a drop. Default `true`. */
+  reconnect?: boolean;
+  /** Reconnect delays. Default: first retry after 25–50 ms, doubling with full jitter, capped at 5 s. */
+  backoff?: BackoffOptions;
+  /** Handshake deadline per socket, in ms. Default 10_000. */
+  connectTimeoutMs?: number;
+  /** Largest inbound frame, in bytes; a larger one closes that socket (1009) and the link reconnects. Default 16 MiB. */
+  maxPayload?: number;
+  /** Relay duplicate keys remembered. Default 1_000. */
+  idempotencyKeyCapacity?: number;
+  /** How long a missing `event_seq` may take to arrive on the other socket before it counts as lost, in ms. Default 1_000. */
+  gapReorderWindowMs?: number;
+  /** Gap syncs requested within this window are sent as one, in ms. Default 250. */
+  syncDebounceMs?: number;
+  /** Least time between two gap syncs, in ms. Default 5_000. */
+  syncMinIntervalMs?: number;
+  /** WebSocket class. Default `ws`. */
+  WebSocket?: WebSocketConstructor;
+  /** Timers (inject fake ones in tests). Default: the global timers. */
+  timers?: Timers;
+}
+
+/** Counters of what the envelope rules did (for diagnostics and tests). */
+export interface CloudDeliveryStats {
+  acksSent: number;
+  duplicatesDropped: number;
+  controlStreamDeltasDropped: number;
+  gapsDetected: number;
+  syncsSent: number;
+}

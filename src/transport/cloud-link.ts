@@ -1,0 +1,328 @@
+import { EventEmitter } from "eventemitter3";
+import type WebSocket from "ws";
+import { ToolrelayError, isToolrelayError } from "../errors.js";
+import { systemTimers, type Timers } from "../internal/timers.js";
+import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
+import { exponentialBackoff } from "./backoff.js";
+import type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
+import {
+  cloudSecrets,
+  cloudStatusHeaders,
+  cloudStatusUrl,
+  DEFAULT_CLOUD_BASE_URL,
+  normaliseCloudBaseUrl,
+  type CloudAuthMode,
+  type CloudChannel,
+} from "./cloud-status-address.js";
+import { closeSocketGracefully, openSocketPair, socketText, type SocketPair } from "./cloud-socket-pair.js";
+import { CloudSyncTrigger } from "./cloud-sync-trigger.js";
+import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
+import { IdempotencyKeyCache } from "./idempotency-key-cache.js";
+import { redact } from "./open-web-socket.js";
+import { ReconnectController } from "./reconnect-controller.js";
+import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
+import { EventSequenceGapDetector } from "./sequence-gap-detector.js";
+
+export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
+
+/**
+ * The link to a Letta Cloud environment through the status relay: a control
+ * and a stream WebSocket that together count as one connection (PROTOCOL.md §3).
+ *
+ * - Open only while **both** sockets are open; frames go out on control only.
+ * - Each inbound frame, strictly in arrival order: ack its `seq` on the socket
+ *   it came from → drop a `stream_delta` seen on control (relay fan-out) →
+ *   drop a repeated `idempotency_key` → feed `event_seq` to the gap detector
+ *   (a real loss triggers one debounced `sync`) → emit.
+ * - A heartbeat watchdog pings both sockets; silence past the deadline, or
+ *   either socket closing, terminates both and reconnects (single flight,
+ *   jittered backoff). The runtime keeps pending calls across that, so
+ *   `keepsPendingCallsAcrossReconnect` is `true`.
+ */
+export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
+  readonly connectionId: string;
+  readonly keepsPendingCallsAcrossReconnect = true;
+  #options: CloudLinkOptions;
+  #baseUrl: string;
+  #auth: CloudAuthMode;
+  #secrets: string[];
+  #timers: Timers;
+  #state: LinkState = "idle";
+  #runtime: CloudRuntimeAddress;
+  #pair: SocketPair | undefined;
+  #closing: Promise<void> | undefined;
+  #keys: IdempotencyKeyCache;
+  #gaps: EventSequenceGapDetector;
+  #sync: CloudSyncTrigger;
+  #watchdog: HeartbeatWatchdog<CloudChannel>;
+  #reconnect: ReconnectController;
+  #stats: CloudDeliveryStats = { acksSent: 0, duplicatesDropped: 0, controlStreamDeltasDropped: 0, gapsDetected: 0, syncsSent: 0 };
+
+  constructor(options: CloudLinkOptions) {
+    super();
+    if (typeof options.connectionId !== "string" || options.connectionId === "") {
+      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs a non-empty connectionId");
+    }
+    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
+      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs an API key");
+    }
+    this.#options = { ...options, apiKey: options.apiKey.trim() };
+    this.connectionId = options.connectionId;
+    this.#baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
+    this.#auth = options.auth ?? "header";
+    this.#secrets = cloudSecrets(this.#options.apiKey);
+    this.#timers = options.timers ?? systemTimers;
+    this.#runtime = { ...options.runtime };
+    this.#keys = new IdempotencyKeyCache({ capacity: options.idempotencyKeyCapacity });
+    this.#sync = new CloudSyncTrigger({
+      timers: this.#timers,
+      debounceMs: options.syncDebounceMs,
+      minIntervalMs: options.syncMinIntervalMs,
+      send: () => this.#sendGapSync(),
+    });
+    this.#gaps = new EventSequenceGapDetector({
+      timers: this.#timers,
+      reorderWindowMs: options.gapReorderWindowMs,
+      onGap: () => {
+        this.#stats.gapsDetected++;
+        this.#sync.request();
+      },
+    });
+    this.#watchdog = new HeartbeatWatchdog<CloudChannel>({
+      channels: ["control", "stream"],
+      pingIntervalMs: options.pingIntervalMs,
+      pongTimeoutMs: options.pongTimeoutMs,
+      timers: this.#timers,
+      sendPing: (channel) => {
+        if (this.#pair) this.#write(this.#pair[channel], '{"type":"ping"}');
+      },
+      onTimeout: (channel, silentForMs) => {
+        const pair = this.#pair;
+        if (pair) this.#guard(() => this.#drop(pair, `no traffic on the ${channel} socket for ${silentForMs} ms after a ping: link presumed half-open`));
+      },
+    });
+    this.#reconnect = new ReconnectController({
+      backoff: exponentialBackoff(options.backoff),
+      timers: this.#timers,
+      attempt: () => this.#open(),
+      onReconnected: () => {
+        if (this.#pair === undefined) return this.#reconnect.schedule();
+        this.#setState("open");
+        this.emit("reconnected");
+      },
+      onAttemptFailed: (error) => this.#emitError(isToolrelayError(error) ? error : this.#wrap(error)),
+      isFatal: (error) => isToolrelayError(error, "UNAUTHORIZED"),
+      onGiveUp: () => void this.close(),
+    });
+  }
+
+  get state(): LinkState {
+    return this.#state;
+  }
+
+  /** The runtime used in socket URLs and gap syncs. */
+  get runtime(): Readonly<CloudRuntimeAddress> {
+    return { ...this.#runtime };
+  }
+
+  get deliveryStats(): Readonly<CloudDeliveryStats> {
+    return { ...this.#stats, syncsSent: this.#sync.sent };
+  }
+
+  /**
+   * Record the runtime once it is known (e.g. after `runtime_start` created the
+   * conversation). Used for the next reconnect's URLs and for gap syncs; the
+   * open sockets are not touched.
+   */
+  setRuntime(runtime: CloudRuntimeAddress): void {
+    this.#runtime = { ...this.#runtime, ...runtime };
+  }
+
+  async connect(): Promise<void> {
+    if (this.#state !== "idle") throw new ToolrelayError("INVALID_OPTIONS", `connect() called in state ${this.#state}`);
+    this.#setState("connecting");
+    try {
+      await this.#open();
+    } catch (error) {
+      this.#setState("closed");
+      throw isToolrelayError(error) ? error : this.#wrap(error);
+    }
+    if (this.#closing !== undefined || this.#pair === undefined) {
+      await this.close();
+      throw new ToolrelayError("ABORTED", "the cloud link was closed while connecting");
+    }
+    this.#setState("open");
+  }
+
+  send(frame: OutboundFrame): boolean {
+    const control = this.#pair?.control;
+    if (this.#state !== "open" || control === undefined || control.readyState !== 1) return false;
+    const text = encodeFrame(frame);
+    if (frame.type === "sync") this.#sync.markSent();
+    return this.#write(control, text);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#reconnect.stop();
+    this.#watchdog.stop();
+    this.#sync.stop();
+    this.#gaps.reset();
+    const pair = this.#pair;
+    this.#pair = undefined;
+    this.#setState("closed");
+    if (pair) await Promise.all([closeSocketGracefully(pair.control, this.#timers), closeSocketGracefully(pair.stream, this.#timers)]);
+  }
+
+  async #open(): Promise<void> {
+    const auth = { mode: this.#auth, apiKey: this.#options.apiKey };
+    const address = { baseUrl: this.#baseUrl, connectionId: this.connectionId, ...this.#runtime };
+    const pair = await openSocketPair({
+      urls: { control: cloudStatusUrl(address, "control", auth), stream: cloudStatusUrl(address, "stream", auth) },
+      headers: cloudStatusHeaders(auth.apiKey, auth.mode, this.#options.headers),
+      WebSocket: this.#options.WebSocket,
+      maxPayload: this.#options.maxPayload,
+      connectTimeoutMs: this.#options.connectTimeoutMs,
+      timers: this.#timers,
+      secrets: this.#secrets,
+    });
+    if (this.#closing !== undefined) {
+      pair.control.terminate();
+      pair.stream.terminate();
+      return;
+    }
+    this.#attach(pair);
+  }
+
+  #attach(pair: SocketPair): void {
+    this.#pair = pair;
+    this.#gaps.reset();
+    for (const channel of ["control", "stream"] as const) {
+      const socket = pair[channel];
+      socket.on("message", (data, isBinary) => this.#receive(pair, channel, socketText(data, isBinary)));
+      socket.on("ping", () => {
+        if (pair === this.#pair) this.#watchdog.received(channel);
+      });
+      let lastError = "";
+      socket.on("error", (error) => {
+        lastError = error.message;
+      });
+      socket.on("close", (code, reason) => {
+        const detail = redact([reason.toString(), lastError].filter(Boolean).join("; "), this.#secrets);
+        this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
+      });
+    }
+    this.#watchdog.start();
+  }
+
+  /** One inbound frame, in order. Never throws (it runs inside a socket callback). */
+  #receive(pair: SocketPair, channel: CloudChannel, text: string | undefined): void {
+    if (pair !== this.#pair) return;
+    try {
+      this.#watchdog.received(channel);
+      if (text === undefined) {
+        this.emit("invalid-frame", `binary frame on the ${channel} socket`);
+        return;
+      }
+      const decoded = decodeFrame(text);
+      const { envelope } = decoded;
+      const { ack } = pair.acks[channel].receive(envelope.seq);
+      if (ack !== undefined && this.#write(pair[channel], ack)) this.#stats.acksSent++;
+      const type = decoded.kind === "frame" ? decoded.frame.type : decoded.type;
+      if (channel === "control" && type === "stream_delta") {
+        this.#stats.controlStreamDeltasDropped++;
+        return;
+      }
+      if (typeof envelope.idempotency_key === "string" && this.#keys.seen(envelope.idempotency_key)) {
+        this.#stats.duplicatesDropped++;
+        return;
+      }
+      this.#gaps.observe(envelope.event_seq);
+      if (decoded.kind === "frame") {
+        if (decoded.frame.type !== "pong") this.emit("frame", decoded.frame, envelope);
+      } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
+      else this.emit("invalid-frame", decoded.error);
+    } catch (error) {
+      this.#listenerThrew(error);
+    }
+  }
+
+  /** Run a socket-callback step; a throwing event listener is reported, never re-thrown into `ws` or a timer. */
+  #guard(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#listenerThrew(error);
+    }
+  }
+
+  #listenerThrew(error: unknown): void {
+    this.#emitError(new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }));
+  }
+
+  /** Either socket closed, or the watchdog gave up: end both and reconnect. */
+  #drop(pair: SocketPair, why: string): void {
+    if (pair !== this.#pair) return;
+    this.#pair = undefined;
+    this.#watchdog.stop();
+    this.#gaps.reset();
+    this.#sync.cancel(); // the session's post-reconnect sync supersedes it
+    pair.control.terminate();
+    pair.stream.terminate();
+    if (this.#closing !== undefined || this.#state === "closed") return;
+    this.#emitError(new ToolrelayError("CONNECTION_CLOSED", `cloud link dropped: ${why}`));
+    if (this.#options.reconnect === false) {
+      void this.close();
+      return;
+    }
+    this.#setState("reconnecting");
+    this.#reconnect.schedule();
+  }
+
+  #sendGapSync(): boolean {
+    const { agentId, conversationId } = this.#runtime;
+    const control = this.#pair?.control;
+    if (!agentId || !conversationId || this.#state !== "open" || control === undefined) return false;
+    const frame: OutboundFrame = {
+      type: "sync",
+      runtime: { agent_id: agentId, conversation_id: conversationId },
+      recover_approvals: true,
+      force_device_status: true,
+    };
+    return this.#write(control, encodeFrame(frame));
+  }
+
+  #write(socket: WebSocket, text: string): boolean {
+    if (socket.readyState !== 1) return false;
+    try {
+      socket.send(text, () => {}); // a failed write surfaces as the socket closing
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  #wrap(error: unknown): ToolrelayError {
+    const message = error instanceof Error ? error.message : String(error);
+    return new ToolrelayError("CONNECT_FAILED", redact(`cloud link failed: ${message}`, this.#secrets), { cause: error });
+  }
+
+  #emitError(error: ToolrelayError): void {
+    try {
+      this.emit("error", error);
+    } catch {
+      // An error listener that throws must not break the link.
+    }
+  }
+
+  #setState(state: LinkState): void {
+    const previous = this.#state;
+    if (previous === state) return;
+    this.#state = state;
+    this.emit("state", state, previous);
+  }
+}

@@ -1,0 +1,91 @@
+import type WebSocket from "ws";
+import { ToolrelayError, isToolrelayError } from "../errors.js";
+import type { Timers } from "../internal/timers.js";
+import type { CloudChannel } from "./cloud-status-address.js";
+import { openWebSocket, type WebSocketConstructor } from "./open-web-socket.js";
+import { SequenceAckTracker } from "./sequence-ack-tracker.js";
+
+/** One generation of the cloud link's sockets: control + stream, each with its own ack tracker. */
+export interface SocketPair {
+  control: WebSocket;
+  stream: WebSocket;
+  acks: Record<CloudChannel, SequenceAckTracker>;
+}
+
+export interface OpenSocketPairOptions {
+  urls: Record<CloudChannel, string>;
+  headers: Record<string, string>;
+  WebSocket?: WebSocketConstructor;
+  maxPayload?: number;
+  connectTimeoutMs?: number;
+  timers: Timers;
+  secrets: readonly string[];
+}
+
+/**
+ * Open the control and the stream socket in parallel; resolve only when both
+ * are open. If either fails (or closes before both are open), the other is
+ * terminated and the attempt rejects — with UNAUTHORIZED when either socket
+ * got a 401/403, CONNECT_FAILED otherwise.
+ */
+export async function openSocketPair(options: OpenSocketPairOptions): Promise<SocketPair> {
+  let closedEarly: CloudChannel | undefined;
+  const open = async (channel: CloudChannel): Promise<WebSocket> => {
+    const socket = await openWebSocket(options.urls[channel], {
+      headers: options.headers,
+      WebSocket: options.WebSocket,
+      maxPayload: options.maxPayload,
+      connectTimeoutMs: options.connectTimeoutMs,
+      timers: options.timers,
+      secrets: options.secrets,
+    });
+    socket.once("close", () => {
+      closedEarly ??= channel;
+    });
+    return socket;
+  };
+  const [control, stream] = await Promise.allSettled([open("control"), open("stream")]);
+  const opened = [control, stream].flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const failures = [control, stream].flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
+  if (failures.length > 0 || control.status !== "fulfilled" || stream.status !== "fulfilled") {
+    for (const socket of opened) socket.terminate();
+    const unauthorized = failures.find((error) => isToolrelayError(error, "UNAUTHORIZED"));
+    const first = unauthorized ?? failures[0];
+    throw isToolrelayError(first) ? first : new ToolrelayError("CONNECT_FAILED", "cloud status sockets could not be opened", { cause: first });
+  }
+  if (closedEarly !== undefined || control.value.readyState !== 1 || stream.value.readyState !== 1) {
+    control.value.terminate();
+    stream.value.terminate();
+    throw new ToolrelayError("CONNECT_FAILED", `the ${closedEarly ?? "cloud status"} socket closed before both were open`);
+  }
+  return {
+    control: control.value,
+    stream: stream.value,
+    acks: { control: new SequenceAckTracker(), stream: new SequenceAckTracker() },
+  };
+}
+
+/** Close with 1000 and wait for the close handshake, at most `deadlineMs`; then terminate. Leaves no timer behind. */
+export function closeSocketGracefully(socket: WebSocket, timers: Timers, deadlineMs = 1_000): Promise<void> {
+  if (socket.readyState === 3) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = timers.setTimeout(() => {
+      socket.terminate();
+      resolve();
+    }, deadlineMs);
+    socket.once("close", () => {
+      timers.clearTimeout(timer);
+      resolve();
+    });
+    if (socket.readyState === 0) socket.terminate();
+    else socket.close(1000, "link closed");
+  });
+}
+
+/** The text of a `ws` message, or `undefined` for a binary frame. */
+export function socketText(data: WebSocket.RawData, isBinary: boolean): string | undefined {
+  if (isBinary) return undefined;
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8");
+  return data.toString("utf8");
+}

@@ -1,0 +1,104 @@
+import type { TimerHandle, Timers } from "../internal/timers.js";
+
+/**
+ * Application-level heartbeat for a set of sockets (the cloud link's control
+ * and stream channels).
+ *
+ * Every `pingIntervalMs` a ping is written on every channel. The first ping a
+ * channel gets after its last inbound message arms a deadline of
+ * `pongTimeoutMs`; **any** inbound message on that channel (a pong or anything
+ * else) clears it. A deadline that fires means the channel is half-open:
+ * `onTimeout` is called once and the watchdog stops (the owner terminates the
+ * sockets and reconnects). A dead channel is therefore detected at most
+ * `pingIntervalMs + pongTimeoutMs` after its last inbound message — 30 s with
+ * the defaults.
+ */
+export interface HeartbeatWatchdogOptions<Channel extends string> {
+  channels: readonly Channel[];
+  /** Time between two pings, in ms. Default 10_000. `0` turns the heartbeat off. */
+  pingIntervalMs?: number;
+  /** How long a ping may go unanswered (no inbound message at all), in ms. Default 20_000. `0` sends pings but never times out. */
+  pongTimeoutMs?: number;
+  timers: Timers;
+  /** Write one ping on `channel`. Must not throw. */
+  sendPing: (channel: Channel) => void;
+  /** `channel` stayed silent past its deadline. Called at most once per `start()`. */
+  onTimeout: (channel: Channel, silentForMs: number) => void;
+}
+
+export const DEFAULT_PING_INTERVAL_MS = 10_000;
+export const DEFAULT_PONG_TIMEOUT_MS = 20_000;
+
+export class HeartbeatWatchdog<Channel extends string> {
+  #options: HeartbeatWatchdogOptions<Channel>;
+  #pingIntervalMs: number;
+  #pongTimeoutMs: number;
+  #pingTimer: TimerHandle | undefined;
+  #deadlines = new Map<Channel, TimerHandle>();
+  #lastInboundAt = new Map<Channel, number>();
+  #running = false;
+
+  constructor(options: HeartbeatWatchdogOptions<Channel>) {
+    this.#options = options;
+    this.#pingIntervalMs = Math.max(0, options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
+    this.#pongTimeoutMs = Math.max(0, options.pongTimeoutMs ?? DEFAULT_PONG_TIMEOUT_MS);
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Start pinging (the sockets just opened; they count as alive now). */
+  start(): void {
+    this.stop();
+    if (this.#pingIntervalMs === 0) return;
+    this.#running = true;
+    const now = this.#options.timers.now();
+    for (const channel of this.#options.channels) this.#lastInboundAt.set(channel, now);
+    this.#armPing();
+  }
+
+  /** Something arrived on `channel`: it is alive. */
+  received(channel: Channel): void {
+    if (!this.#running) return;
+    this.#lastInboundAt.set(channel, this.#options.timers.now());
+    const deadline = this.#deadlines.get(channel);
+    if (deadline !== undefined) {
+      this.#options.timers.clearTimeout(deadline);
+      this.#deadlines.delete(channel);
+    }
+  }
+
+  /** Stop every timer. Safe to call any time, any number of times. */
+  stop(): void {
+    this.#running = false;
+    if (this.#pingTimer !== undefined) this.#options.timers.clearTimeout(this.#pingTimer);
+    this.#pingTimer = undefined;
+    for (const deadline of this.#deadlines.values()) this.#options.timers.clearTimeout(deadline);
+    this.#deadlines.clear();
+  }
+
+  #armPing(): void {
+    this.#pingTimer = this.#options.timers.setTimeout(() => {
+      this.#pingTimer = undefined;
+      if (!this.#running) return;
+      for (const channel of this.#options.channels) {
+        if (!this.#running) return;
+        this.#options.sendPing(channel);
+        if (this.#pongTimeoutMs > 0 && !this.#deadlines.has(channel)) this.#armDeadline(channel);
+      }
+      if (this.#running) this.#armPing();
+    }, this.#pingIntervalMs);
+  }
+
+  #armDeadline(channel: Channel): void {
+    const handle = this.#options.timers.setTimeout(() => {
+      this.#deadlines.delete(channel);
+      if (!this.#running) return;
+      const silentForMs = this.#options.timers.now() - (this.#lastInboundAt.get(channel) ?? 0);
+      this.stop();
+      this.#options.onTimeout(channel, silentForMs);
+    }, this.#pongTimeoutMs);
+    this.#deadlines.set(channel, handle);
+  }
+}

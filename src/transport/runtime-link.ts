@@ -1,0 +1,52 @@
+import type { EventEmitter } from "eventemitter3";
+import type { ToolrelayError } from "../errors.js";
+import type { FrameEnvelope, InboundFrame, OutboundFrame } from "../wire/index.js";
+
+/**
+ * The state of a link to a runtime.
+ * - `idle`: created, `connect()` not called yet.
+ * - `connecting`: first connection attempt in progress.
+ * - `open`: frames can be sent.
+ * - `reconnecting`: the link dropped and is being re-established.
+ * - `closed`: closed for good (by `close()` or after giving up).
+ */
+export type LinkState = "idle" | "connecting" | "open" | "reconnecting" | "closed";
+
+export interface RuntimeLinkEvents {
+  /** A known, schema-valid frame, in arrival order. */
+  frame: [frame: InboundFrame, envelope: FrameEnvelope];
+  /** A frame whose `type` is not modelled. Ignored by the session (runtimes add frame types). */
+  "unknown-frame": [type: string];
+  /** A frame that could not be decoded (bad JSON, or a known type failing its schema). */
+  "invalid-frame": [error: string];
+  /** Emitted after the state changed. */
+  state: [state: LinkState, previous: LinkState];
+  /** The link is open again after a drop (not emitted for the first open). */
+  reconnected: [];
+  /** A transport problem worth reporting (the link handles it itself). */
+  error: [error: ToolrelayError];
+}
+
+/**
+ * One logical connection to a Letta Code runtime: the local app-server socket,
+ * or the cloud relay's control + stream socket pair. Reconnects are handled
+ * inside the link; the `connectionId` survives them.
+ */
+export interface RuntimeLink extends EventEmitter<RuntimeLinkEvents> {
+  /** Logical connection id: stable across socket reconnects; part of every CallKey. */
+  readonly connectionId: string;
+  readonly state: LinkState;
+  /**
+   * `true` when the runtime keeps its pending tool calls across a reconnect of
+   * this link (cloud relay), so responses held during the drop are re-sent for
+   * their original request ids. `false` for the local app-server, which drops
+   * a connection's pending calls when its socket closes.
+   */
+  readonly keepsPendingCallsAcrossReconnect: boolean;
+  /** Open the link. Resolves when open; rejects with CONNECT_FAILED or UNAUTHORIZED. */
+  connect(): Promise<void>;
+  /** Write one frame. Returns `false` (and writes nothing) when the link is not open. */
+  send(frame: OutboundFrame): boolean;
+  /** Close for good. Idempotent; no reconnect after it. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,30 @@
+/**
+ * Transport-level frames of the cloud status relay (PROTOCOL §3.2, §3.3,
+ * §5.11). The local app-server answers none of them: never send `ping` or
+ * `ack` there (it drops them).
+ */
+import { z } from "zod";
+
+/** C→R: app-level heartbeat on each relay socket. */
+export const pingFrameSchema = z.strictObject({ type: z.literal("ping") });
+export type PingFrame = z.infer<typeof pingFrameSchema>;
+
+/** R→C: the relay's heartbeat answer. */
+export const pongFrameSchema = z.looseObject({ type: z.literal("pong") });
+export type PongFrame = z.infer<typeof pongFrameSchema>;
+
+/** C→R: acknowledge a relay delivery `seq`, on the socket it arrived on. */
+export const ackFrameSchema = z.strictObject({
+  type: z.literal("ack"),
+  /** The `seq` of the frame being acknowledged, echoed as received. */
+  seq: z.number(),
+});
+export type AckFrame = z.infer<typeof ackFrameSchema>;
+
+/** relay→listener: a paired listener socket generation is ready (SDK sockets never see it). */
+export const listenerReadyFrameSchema = z.looseObject({
+  type: z.literal("listener_ready"),
+  connection_generation: z.number().optional(),
+  connection_attempt: z.number().optional(),
+});
+export type ListenerReadyFrame = z.infer<typeof listenerReadyFrameSchema>;

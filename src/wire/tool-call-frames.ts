@@ -1,0 +1,88 @@
+/**
+ * External tools: the definitions we register (`runtime_start.external_tools`,
+ * `runtime_external_tools_update`), the runtime's `external_tool_call_request`
+ * and our `external_tool_call_response`.
+ *
+ * Outbound rules mirror `LC:src/websocket/listener/external-tool-protocol.ts`:
+ * `name` and `description` strings, `label` a string or absent, `parameters` a
+ * plain object, `scope_id` a string or absent; a response has a string
+ * `request_id` and either `error` (a string) or `result` with `content` an
+ * array of objects and `is_error` a boolean or absent. The runtime drops any
+ * other frame without a word (PROTOCOL §4.4), so we reject it before sending.
+ */
+import { z } from "zod";
+import { wireContentBlockSchema } from "./content.js";
+import { jsonObjectSchema } from "./json-object.js";
+import { inboundRuntimeScopeSchema } from "./runtime-scope.js";
+
+/** One client tool as the runtime sees it. */
+export const externalToolDefinitionSchema = z.strictObject({
+  /** The model-facing tool name. */
+  name: z.string(),
+  /** A display label; absent means the name. */
+  label: z.string().optional(),
+  description: z.string(),
+  /** The tool's input as a JSON Schema object. */
+  parameters: jsonObjectSchema,
+});
+export type ExternalToolDefinition = z.infer<typeof externalToolDefinitionSchema>;
+
+/** A group of tools, optionally behind a `scope_id` that turns opt into. */
+export const externalToolsGroupSchema = z.strictObject({
+  /** Turns see these tools only when their `external_tool_scope_ids` name this scope. */
+  scope_id: z.string().optional(),
+  tools: z.array(externalToolDefinitionSchema),
+});
+export type ExternalToolsGroup = z.infer<typeof externalToolsGroupSchema>;
+
+/** `result` of a tool response: content blocks, and `is_error` for a failed tool. */
+export const toolCallResultSchema = z.strictObject({
+  content: z.array(wireContentBlockSchema),
+  is_error: z.boolean().optional(),
+});
+export type ToolCallResult = z.infer<typeof toolCallResultSchema>;
+
+/** The body of an `external_tool_call_response`: a `result`, or an `error` string (never both). */
+export const toolCallResponseBodySchema = z.union([
+  z.strictObject({ result: toolCallResultSchema }),
+  z.strictObject({ error: z.string() }),
+]);
+export type ToolCallResponseBody = { result: ToolCallResult } | { error: string };
+
+/** C→R: the answer to one `external_tool_call_request`, echoing its `request_id`. */
+export const externalToolCallResponseFrameSchema = z
+  .strictObject({
+    type: z.literal("external_tool_call_response"),
+    request_id: z.string(),
+    result: toolCallResultSchema.optional(),
+    error: z.string().optional(),
+  })
+  .superRefine((frame, context) => {
+    const hasResult = frame.result !== undefined;
+    const hasError = frame.error !== undefined;
+    if (hasResult === hasError) {
+      context.addIssue({
+        code: "custom",
+        path: hasResult ? ["error"] : [],
+        message: hasResult ? "send either result or error, not both" : "needs either result or error",
+      });
+    }
+  });
+export type ExternalToolCallResponseFrame = { type: "external_tool_call_response"; request_id: string } & ToolCallResponseBody;
+
+/** R→C: the runtime asks us to run one client tool. */
+export const externalToolCallRequestFrameSchema = z.looseObject({
+  type: z.literal("external_tool_call_request"),
+  /** `external-tool-<uuid>`, new for every attempt; echo it in the response. */
+  request_id: z.string(),
+  /** Present for runtime-registered tools; `agent_id` may be `null`. */
+  runtime: inboundRuntimeScopeSchema.optional(),
+  /** Present when the tool's group had a `scope_id`. */
+  scope_id: z.string().optional(),
+  /** The model's id for this tool call (stable across attempts). */
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  /** The tool arguments (after any approval or mod rewrite). */
+  input: jsonObjectSchema,
+});
+export type ExternalToolCallRequestFrame = z.infer<typeof externalToolCallRequestFrameSchema>;

@@ -1,0 +1,1 @@
+// Stub: the Letta Code CLI bundle never loads this package on the app-server path.

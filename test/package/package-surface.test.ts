@@ -1,0 +1,60 @@
+/**
+ * The built package, as users get it: ESM and CommonJS entry points, the
+ * subpaths, `instanceof ToolrelayError` across the two copies, and docs that
+ * list every error code. `npm test` builds before it runs the tests.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+
+const require = createRequire(import.meta.url);
+const root = new URL("../../", import.meta.url);
+
+function built(path: string): string {
+  const file = new URL(path, root).pathname;
+  if (!existsSync(file)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
+  return file;
+}
+
+describe("package surface", () => {
+  it("exposes the same public names from the ESM and CommonJS builds", async () => {
+    const esm = (await import(built("dist/index.js"))) as Record<string, unknown>;
+    const cjs = require(built("dist/index.cjs")) as Record<string, unknown>;
+    for (const name of ["createSession", "defineTool", "ToolrelayError", "isToolrelayError", "ToolCallAbortError", "textResult", "errorResult"]) {
+      expect(typeof esm[name], `ESM ${name}`).toBe("function");
+      expect(typeof cjs[name], `CJS ${name}`).toBe("function");
+    }
+    expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
+  });
+
+  it("recognises a ToolrelayError from the other module format", async () => {
+    const esm = (await import(built("dist/index.js"))) as { ToolrelayError: new (code: string, message: string) => Error; isToolrelayError(value: unknown): boolean };
+    const cjs = require(built("dist/index.cjs")) as typeof esm;
+    const fromCjs = new cjs.ToolrelayError("ABORTED", "x");
+    expect(fromCjs instanceof esm.ToolrelayError).toBe(true);
+    expect(esm.isToolrelayError(fromCjs)).toBe(true);
+  });
+
+  it("ships the testing subpath in both formats", async () => {
+    const esm = (await import(built("dist/testing/index.js"))) as Record<string, unknown>;
+    const cjs = require(built("dist/testing/index.cjs")) as Record<string, unknown>;
+    expect(typeof esm.startScriptedRuntime).toBe("function");
+    expect(typeof cjs.startScriptedRuntime).toBe("function");
+  });
+
+  it("keeps dependencies out of the bundle (zod is a peer, ws and the Letta client are dependencies)", () => {
+    const bundle = readFileSync(built("dist/index.js"), "utf8");
+    expect(bundle).toMatch(/from ["']zod["']/);
+    expect(bundle).toMatch(/from ["']ws["']/);
+    expect(bundle.length).toBeLessThan(400_000);
+  });
+
+  it("documents every error code in docs/errors.md", () => {
+    const source = readFileSync(new URL("src/errors.ts", root), "utf8");
+    const block = source.slice(source.indexOf("export type ToolrelayErrorCode"), source.indexOf("export interface ToolrelayErrorOptions"));
+    const codes = [...block.matchAll(/\|\s*"([A-Z_]+)"/g)].map((match) => match[1]!);
+    expect(codes.length).toBeGreaterThan(10);
+    const docs = readFileSync(new URL("docs/errors.md", root), "utf8");
+    for (const code of codes) expect(docs, code).toContain(`\`${code}\``);
+  });
+});

@@ -1,0 +1,251 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { WebSocket } from "ws";
+import type { FakeListener } from "./support/fake-listener.js";
+import { waitForClose, type JsonFrame } from "./support/frame-log.js";
+import type { RawStatusClient } from "./support/raw-status-client.js";
+import { RelayFixture, sleep } from "./support/relay-fixture.js";
+
+const fixture = new RelayFixture();
+afterEach(() => fixture.cleanup());
+
+const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
+const tools = [{ tools: [{ name: "echo", description: "echo", parameters: { type: "object" } }] }];
+
+function toolRequest(requestId: string, scope: typeof runtime | undefined = runtime): JsonFrame {
+  return { type: "external_tool_call_request", request_id: requestId, ...(scope ? { runtime: scope } : {}), tool_call_id: "tc-1", tool_name: "echo", input: { text: "hi" } };
+}
+
+function toolResponse(requestId: string, text = "ok"): JsonFrame {
+  return { type: "external_tool_call_response", request_id: requestId, result: { content: [{ type: "text", text }] } };
+}
+
+/** Resolves with the first frame of `type` that arrives on exactly this socket. */
+function nextOnSocket(socket: WebSocket, type: string, timeoutMs = 5_000): Promise<JsonFrame> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${type} on this socket`)), timeoutMs);
+    const onMessage = (data: Buffer): void => {
+      const frame = JSON.parse(data.toString()) as JsonFrame;
+      if (frame.type !== type) return;
+      clearTimeout(timer);
+      socket.off("message", onMessage);
+      resolve(frame);
+    };
+    socket.on("message", onMessage);
+  });
+}
+
+async function registerTools(sdk: RawStatusClient, listener: FakeListener, requestId: string, scope?: typeof runtime): Promise<void> {
+  const from = listener.logs.control.frames.length;
+  sdk.send({ type: "runtime_start", request_id: requestId, ...(scope ? { agent_id: scope.agent_id, conversation_id: scope.conversation_id } : {}), external_tools: tools });
+  await listener.logs.control.waitForType("runtime_start", { from, where: (frame) => frame.request_id === requestId });
+}
+
+describe("outstanding tool calls", () => {
+  it("go to the session that registered tools for the runtime; one answer reaches the listener, a repeat is dropped", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const owner = await fixture.sdk(connectionId, { sessionId: "owner", agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(owner, listener, "start-1", runtime);
+    // attached after the owner registered: the most recent session of the runtime, but not the owner
+    const watcher = await fixture.sdk(connectionId, { sessionId: "watcher", agentId: "agent-1", conversationId: "conv-1" });
+    listener.sendControl(toolRequest("external-tool-1"));
+    const request = await owner.waitFor("external_tool_call_request");
+    expect(request).toMatchObject({ request_id: "external-tool-1", seq: 1, input: { text: "hi" } });
+    owner.send(toolResponse("external-tool-1", "first"));
+    owner.send(toolResponse("external-tool-1", "second"));
+    const forwarded = await listener.logs.control.waitForType("external_tool_call_response");
+    expect(forwarded).toEqual(toolResponse("external-tool-1", "first"));
+    await owner.flush("control");
+    expect(listener.logs.control.ofType("external_tool_call_response")).toHaveLength(1);
+    expect(watcher.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual([]);
+  });
+
+  it.each(["paired", "single"] as const)("survive a listener reconnect (%s): the answer reaches the new control socket", async (mode) => {
+    await fixture.start({ listenerMode: mode });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const sdk = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(sdk, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-7"));
+    await sdk.waitFor("external_tool_call_request");
+    const oldControl = listener.control as WebSocket;
+    const down = fixture.nextEvent("listener-down");
+    fixture.relay.closeListener(connectionId, 1012);
+    await down;
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["external-tool-7"]);
+    await listener.connect();
+    const newControl = listener.control as WebSocket;
+    expect(newControl).not.toBe(oldControl);
+    const arrived = nextOnSocket(newControl, "external_tool_call_response");
+    sdk.send(toolResponse("external-tool-7"));
+    expect(await arrived).toMatchObject({ request_id: "external-tool-7" });
+  });
+
+  it("an answer sent while the listener is away is queued and delivered when it is back", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const sdk = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(sdk, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-8"));
+    await sdk.waitFor("external_tool_call_request");
+    const down = fixture.nextEvent("listener-down");
+    fixture.relay.closeListener(connectionId, 1012);
+    await down;
+    const answered = fixture.nextEvent("tool-call-answered");
+    sdk.send(toolResponse("external-tool-8"));
+    expect((await answered)[0]).toEqual({ connectionId, requestId: "external-tool-8", delivery: "queued" });
+    const from = listener.logs.control.frames.length;
+    await listener.connect();
+    await listener.logs.control.waitForType("external_tool_call_response", { from });
+  });
+
+  it("survive an SDK reconnect: an unacknowledged request is redelivered with its seq", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "sdk-a", agentId: "agent-1", conversationId: "conv-1", autoAck: false });
+    await registerTools(first, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-9"));
+    const original = await first.waitFor("external_tool_call_request");
+    first.terminate();
+    const second = await fixture.sdk(connectionId, { sessionId: "sdk-a" });
+    const again = await second.waitFor("external_tool_call_request");
+    expect(again).toEqual(original);
+    await second.flush("control");
+    expect(second.logs.control.ofType("external_tool_call_request")).toHaveLength(1);
+    second.send(toolResponse("external-tool-9"));
+    await listener.logs.control.waitForType("external_tool_call_response");
+  });
+
+  it("a request that arrives while the SDK is reconnecting is delivered on resume", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "sdk-a", agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(first, listener, "start-1", runtime);
+    const detached = fixture.nextEvent("sdk-detached");
+    first.terminate();
+    await detached;
+    listener.sendControl(toolRequest("external-tool-10"));
+    const requested = await fixture.nextEvent("tool-call-requested");
+    expect(requested[0].delivered).toBe(true);
+    const second = await fixture.sdk(connectionId, { sessionId: "sdk-a" });
+    await second.waitFor("external_tool_call_request");
+  });
+
+  it("an acknowledged request is not redelivered to the same session", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "sdk-a", agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(first, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-11"));
+    await first.waitFor("external_tool_call_request");
+    await first.flush("control");
+    first.terminate();
+    const second = await fixture.sdk(connectionId, { sessionId: "sdk-a" });
+    await second.flush("control");
+    await sleep(30);
+    expect(second.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["external-tool-11"]);
+  });
+
+  it("pass to another session of the runtime when the owner's resume window ends", async () => {
+    await fixture.start({ sdkResumeWindowMs: 50 });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const owner = await fixture.sdk(connectionId, { sessionId: "owner", agentId: "agent-1", conversationId: "conv-1" });
+    const backup = await fixture.sdk(connectionId, { sessionId: "backup", agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(owner, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-12"));
+    await owner.waitFor("external_tool_call_request");
+    owner.terminate();
+    const handedOver = await backup.waitFor("external_tool_call_request", { timeoutMs: 2_000 });
+    expect(handedOver.request_id).toBe("external-tool-12");
+  });
+
+  it("wait for a session when none is attached, and go to the first one that attaches to the runtime", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const requested = fixture.nextEvent("tool-call-requested");
+    listener.sendControl(toolRequest("external-tool-13"));
+    expect((await requested)[0].delivered).toBe(false);
+    const other = await fixture.sdk(connectionId, { agentId: "agent-9" });
+    const late = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    await late.waitFor("external_tool_call_request");
+    await sleep(30);
+    expect(other.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+  });
+
+  it("go to a session as soon as it subscribes to the runtime by sending a frame for it", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const sdk = await fixture.sdk(connectionId, { sessionId: "later-subscriber" });
+    const requested = fixture.nextEvent("tool-call-requested");
+    listener.sendControl(toolRequest("external-tool-16"));
+    expect((await requested)[0].delivered).toBe(false);
+    await sdk.flush("control");
+    expect(sdk.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    sdk.send({ type: "sync", runtime, recover_approvals: true });
+    await sdk.waitFor("external_tool_call_request");
+  });
+
+  it("without a runtime go to the last session that registered tools", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const early = await fixture.sdk(connectionId, { sessionId: "early" });
+    const latest = await fixture.sdk(connectionId, { sessionId: "latest" });
+    await registerTools(early, listener, "start-1");
+    await registerTools(latest, listener, "start-2");
+    listener.sendControl(toolRequest("external-tool-14", undefined));
+    await latest.waitFor("external_tool_call_request");
+    await sleep(30);
+    expect(early.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+  });
+
+  it("an answer for an unknown request id is dropped", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const sdk = await fixture.sdk(listener.answer.connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    sdk.send(toolResponse("external-tool-nobody-asked"));
+    sdk.send({ type: "sync", runtime, request_id: "marker" });
+    await listener.logs.control.waitForType("sync");
+    expect(listener.logs.control.ofType("external_tool_call_response")).toHaveLength(0);
+  });
+
+  it("are dropped with the environment: the SDK sockets are closed with 1008", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const sdk = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    listener.sendControl(toolRequest("external-tool-15"));
+    await sdk.waitFor("external_tool_call_request");
+    const closed = waitForClose(sdk.control);
+    fixture.relay.closeListener(connectionId, 1008);
+    expect(await closed).toMatchObject({ code: 1008 });
+    expect(fixture.relay.environment(connectionId)).toBeUndefined();
+  });
+
+  it("are bounded in count and age", async () => {
+    await fixture.start({ maxOutstandingCalls: 2, outstandingCallTtlMs: 100 });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    for (const id of ["r-1", "r-2", "r-3"]) {
+      const requested = fixture.nextEvent("tool-call-requested");
+      listener.sendControl(toolRequest(id));
+      await requested;
+    }
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-2", "r-3"]);
+    await sleep(150);
+    const requested = fixture.nextEvent("tool-call-requested");
+    listener.sendControl(toolRequest("r-4"));
+    await requested;
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-4"]);
+  });
+});

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseRelayCliArguments, RelayCliUsageError } from "../../src/relay/index.js";
+import { httpJson } from "./support/http-json.js";
+
+const BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
+const children = new Set<ChildProcess>();
+const folders: string[] = [];
+
+afterEach(() => {
+  for (const child of children) child.kill("SIGKILL");
+  children.clear();
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+function runCli(args: string[]): { child: ChildProcess; stdout: string[]; stderr: string[]; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  return { child, stdout, stderr, exited };
+}
+
+async function waitForOutput(lines: string[], pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(lines.join(""));
+    if (match) return match;
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in output: ${lines.join("")}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves with `promise`'s value, or rejects after `ms`; the timer is cleared either way. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("timed out")), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+describe("relay CLI", () => {
+  it("parses repeatable keys, a keys file and the listener mode", () => {
+    const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
+    folders.push(folder);
+    const file = join(folder, "keys");
+    writeFileSync(file, "# keys\nfile-key-1\n\n  file-key-2  \n");
+    const options = parseRelayCliArguments(["--api-key", "a", "--api-key", "b", "--api-keys-file", file, "--listener-mode", "single", "--port", "8123"]);
+    expect(options).toMatchObject({ apiKeys: ["a", "b", "file-key-1", "file-key-2"], listenerMode: "single", port: 8123, host: "127.0.0.1" });
+    expect(parseRelayCliArguments(["--help"])).toBeUndefined();
+    expect(() => parseRelayCliArguments(["--listener-mode", "double"])).toThrow(RelayCliUsageError);
+    expect(() => parseRelayCliArguments(["--port", "70000"])).toThrow(RelayCliUsageError);
+    expect(() => parseRelayCliArguments(["--bogus"])).toThrow(RelayCliUsageError);
+  });
+
+  it("prints its address, serves registrations, and exits 0 on SIGTERM", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
+    folders.push(folder);
+    const file = join(folder, "keys");
+    writeFileSync(file, "cli-key-123\n");
+    const run = runCli(["--api-keys-file", file]);
+    const [, url] = await waitForOutput(run.stdout, /Relay listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const denied = await httpJson(`${url}/v1/environments`);
+    expect(denied.status).toBe(401);
+    const registered = await httpJson(`${url}/v1/environments/register`, {
+      headers: { authorization: "Bearer cli-key-123" },
+      body: { deviceId: "d", connectionName: "n" },
+    });
+    expect(registered.status).toBe(200);
+    run.child.kill("SIGTERM");
+    expect(await withTimeout(run.exited, 5_000)).toBe(0);
+    expect(run.stdout.join("") + run.stderr.join("")).not.toContain("cli-key-123");
+  });
+
+  it("refuses a public bind without keys (exit 1) and bad arguments (exit 2)", async () => {
+    const publicBind = runCli(["--host", "0.0.0.0"]);
+    expect(await withTimeout(publicBind.exited, 15_000)).toBe(1);
+    expect(publicBind.stderr.join("")).toMatch(/non-loopback/);
+    const bad = runCli(["--listener-mode", "nope"]);
+    expect(await withTimeout(bad.exited, 15_000)).toBe(2);
+    expect(bad.stderr.join("")).toMatch(/Usage: toolrelay-relay/);
+  });
+});

@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RelayFixture, sleep } from "./support/relay-fixture.js";
+
+const fixture = new RelayFixture();
+afterEach(() => fixture.cleanup());
+
+const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
+const otherRuntime = { agent_id: "agent-2", conversation_id: "conv-2" };
+
+function delta(eventSeq: number, scope = runtime): Record<string, unknown> {
+  return { type: "stream_delta", runtime: scope, event_seq: eventSeq, idempotency_key: `stream_delta:${eventSeq}:x` };
+}
+
+describe("seq and acks", () => {
+  it("numbers frames per socket from 1", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const sdk = await fixture.sdk(listener.answer.connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    for (let index = 1; index <= 3; index++) listener.sendStream(delta(index));
+    listener.sendControl({ type: "turn_finished", runtime, event_seq: 4 });
+    listener.sendControl({ type: "turn_finished", runtime, event_seq: 5 });
+    await sdk.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 3 });
+    await sdk.waitFor("turn_finished", { where: (frame) => frame.event_seq === 5 });
+    expect(sdk.seqs.stream).toEqual([1, 2, 3]);
+    expect(sdk.seqs.control).toEqual([1, 2]);
+  });
+
+  it("keeps unacked frames and redelivers them, with their original seq, after a reconnect of the same session", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "s-1", agentId: "agent-1", conversationId: "conv-1", autoAck: false });
+    for (let index = 1; index <= 4; index++) listener.sendStream(delta(index));
+    await first.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 4 });
+    first.ack("stream", 2); // cumulative: 1 and 2 are done
+    await first.flush("stream");
+    first.terminate();
+    listener.sendStream(delta(5)); // arrives while the session has no socket
+    await sleep(50);
+    const second = await fixture.sdk(connectionId, { sessionId: "s-1" });
+    await second.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 5 });
+    expect(second.logs.stream.ofType("stream_delta").map((frame) => [frame.seq, frame.event_seq])).toEqual([
+      [3, 3],
+      [4, 4],
+      [5, 5],
+    ]);
+    listener.sendStream(delta(6));
+    await second.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 6 });
+    expect(second.seqs.stream.at(-1)).toBe(6);
+  });
+
+  it("identifies a session by agentId + conversationId when no sessionId is given", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1", autoAck: false });
+    listener.sendStream(delta(1));
+    await first.waitFor("stream_delta", { channel: "stream" });
+    first.terminate();
+    await sleep(20);
+    const stranger = await fixture.sdk(connectionId, { agentId: "agent-2", conversationId: "conv-1" });
+    const again = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    await again.waitFor("stream_delta", { channel: "stream" });
+    expect(again.seqs.stream).toEqual([1]);
+    await sleep(50);
+    expect(stranger.logs.stream.frames).toHaveLength(0);
+  });
+
+  it("does not redeliver acknowledged frames, and a new session starts again at 1", async () => {
+    await fixture.start({ sdkResumeWindowMs: 50 });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "s-1", agentId: "agent-1", conversationId: "conv-1" });
+    listener.sendStream(delta(1));
+    await first.waitFor("stream_delta", { channel: "stream" });
+    await first.flush("stream");
+    first.terminate();
+    await sleep(20);
+    const resumed = await fixture.sdk(connectionId, { sessionId: "s-1" });
+    await sleep(50);
+    expect(resumed.logs.stream.frames).toHaveLength(0);
+    resumed.terminate();
+    await sleep(200); // past the resume window: the session is gone
+    const fresh = await fixture.sdk(connectionId, { sessionId: "s-1", agentId: "agent-1", conversationId: "conv-1" });
+    listener.sendStream(delta(2));
+    await fresh.waitFor("stream_delta", { channel: "stream" });
+    expect(fresh.seqs.stream).toEqual([1]);
+  });
+
+  it("bounds the unacked buffer, dropping the oldest frames", async () => {
+    await fixture.start({ maxUnackedFrames: 3 });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, { sessionId: "s-1", agentId: "agent-1", conversationId: "conv-1", autoAck: false });
+    for (let index = 1; index <= 5; index++) listener.sendStream(delta(index));
+    await first.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 5 });
+    first.terminate();
+    await sleep(20);
+    const second = await fixture.sdk(connectionId, { sessionId: "s-1" });
+    await second.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 5 });
+    expect(second.seqs.stream).toEqual([3, 4, 5]);
+  });
+
+  it("answers SDK pings on the same socket and never forwards pings or acks to the listener", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const sdk = await fixture.sdk(listener.answer.connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    sdk.sendOn("control", { type: "ping" });
+    sdk.sendOn("stream", { type: "ping" });
+    await sdk.waitFor("pong", { channel: "control" });
+    await sdk.waitFor("pong", { channel: "stream" });
+    sdk.ack("control", 1);
+    sdk.send({ type: "sync", runtime, request_id: "marker" });
+    await listener.logs.control.waitForType("sync");
+    expect(listener.logs.control.frames.map((frame) => frame.type).filter((type) => type !== "listener_ready")).toEqual(["sync"]);
+    expect(sdk.logs.control.ofType("pong")[0]?.seq).toBeUndefined();
+  });
+
+  it("drops commands sent on the SDK stream socket", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const sdk = await fixture.sdk(listener.answer.connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    sdk.sendOn("stream", { type: "sync", runtime, request_id: "wrong-socket" });
+    sdk.send({ type: "sync", runtime, request_id: "right-socket" });
+    const forwarded = await listener.logs.control.waitForType("sync");
+    expect(forwarded.request_id).toBe("right-socket");
+    await sleep(30);
+    expect(listener.logs.control.ofType("sync")).toHaveLength(1);
+  });
+});
+
+describe("routing", () => {
+  it("sends runtime frames only to sessions subscribed to that runtime", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const one = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+    const two = await fixture.sdk(connectionId, { agentId: "agent-2", conversationId: "conv-2" });
+    listener.sendStream(delta(1, otherRuntime));
+    listener.sendStream(delta(2, runtime));
+    await one.waitFor("stream_delta", { channel: "stream" });
+    await two.waitFor("stream_delta", { channel: "stream" });
+    await sleep(30);
+    expect(one.logs.stream.frames.map((frame) => frame.event_seq)).toEqual([2]);
+    expect(two.logs.stream.frames.map((frame) => frame.event_seq)).toEqual([1]);
+  });
+
+  it("sends a response without runtime only to the session that sent the request", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const asker = await fixture.sdk(connectionId, { sessionId: "asker", agentId: "agent-1", conversationId: "conv-1" });
+    const bystander = await fixture.sdk(connectionId, { sessionId: "bystander", agentId: "agent-1", conversationId: "conv-1" });
+    asker.send({ type: "input", request_id: "input-1", runtime, payload: { kind: "create_message", messages: [] } });
+    await listener.logs.control.waitForType("input");
+    listener.sendControl({ type: "input_accepted", request_id: "input-1" });
+    listener.sendControl({ type: "abort_message_response", request_id: "never-asked" });
+    await asker.waitFor("input_accepted");
+    await asker.waitFor("abort_message_response");
+    await sleep(30);
+    expect(bystander.logs.control.ofType("input_accepted")).toHaveLength(0);
+    expect(bystander.logs.control.ofType("abort_message_response")).toHaveLength(1);
+  });
+
+  it("subscribes a session to the runtime named in its runtime_start_response", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const sdk = await fixture.sdk(listener.answer.connectionId, { sessionId: "creator" });
+    sdk.send({ type: "runtime_start", request_id: "start-1", create_agent: { body: {} }, create_conversation: {} });
+    await listener.logs.control.waitForType("runtime_start");
+    listener.sendControl({ type: "runtime_start_response", request_id: "start-1", success: true, runtime: otherRuntime });
+    await sdk.waitFor("runtime_start_response");
+    listener.sendStream(delta(1, otherRuntime));
+    await sdk.waitFor("stream_delta", { channel: "stream" });
+  });
+
+  it("refuses an SDK socket that names neither agentId nor sessionId", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    await expect(fixture.sdk(listener.answer.connectionId, {})).rejects.toMatchObject({ status: 400 });
+  });
+});

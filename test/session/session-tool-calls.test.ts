@@ -1,0 +1,221 @@
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { defineTool, type ToolCallEndEvent, type TurnEvent } from "../../src/index.js";
+import { deferred, scriptedRuntime, sessionOn, waitFor } from "./session-support.js";
+
+const weather = defineTool({
+  name: "get_weather",
+  description: "Current weather for a city",
+  input: z.object({ city: z.string().describe("City name, e.g. Paris") }),
+  hints: { readOnly: true },
+  execute: ({ city }) => `sunny in ${city}`,
+});
+
+describe("session: client tool calls over the scripted runtime", () => {
+  it("runs the tool in this process and keeps narration around the call, in order", async () => {
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        await turn.say("Checking. ");
+        const result = await turn.callTool("get_weather", { city: "Paris" });
+        await turn.say(`Result: ${result.toolReturn}`);
+      },
+    });
+    const session = await sessionOn(runtime, { tools: [weather] });
+    const ends: ToolCallEndEvent[] = [];
+    session.on("tool-call-end", (event) => ends.push(event));
+    const events: TurnEvent[] = [];
+    const turn = session.send("weather?");
+    for await (const event of turn) events.push(event);
+    const result = await turn.result;
+    expect(result.text).toBe("Checking. Result: sunny in Paris");
+    expect(result.stopReason).toBe("end_turn");
+    expect(events.map((event) => event.type)).toEqual(["assistant", "tool-call", "tool-result", "assistant", "stop"]);
+    expect(events[1]).toMatchObject({ type: "tool-call", toolName: "get_weather", owner: "client", input: { city: "Paris" } });
+    expect(runtime.calls).toHaveLength(1);
+    expect(runtime.calls[0]!.response).toEqual({
+      type: "external_tool_call_response",
+      request_id: runtime.calls[0]!.requestId,
+      result: { content: [{ type: "text", text: "sunny in Paris" }] },
+    });
+    expect(ends).toEqual([expect.objectContaining({ toolName: "get_weather", outcome: "ok", requestIds: [runtime.calls[0]!.requestId] })]);
+  });
+
+  it("reports a throwing tool to the model as an error result", async () => {
+    const boom = defineTool({
+      name: "boom",
+      description: "Always fails",
+      input: z.object({}),
+      execute: () => {
+        throw new Error("disk on fire");
+      },
+    });
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("boom", {})) });
+    const session = await sessionOn(runtime, { tools: [boom] });
+    await session.send("go").result;
+    const call = runtime.calls[0]!;
+    expect(call.result).toMatchObject({ isError: true });
+    expect(call.result!.toolReturn).toContain("disk on fire");
+    expect(call.response).toMatchObject({ result: { is_error: true } });
+  });
+
+  it("never runs the handler for wrong-typed input and names the failing path", async () => {
+    const execute = vi.fn(() => "never");
+    const strict = defineTool({ name: "strict", description: "Typed", input: z.object({ count: z.number().int() }), execute });
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("strict", { count: "three" })) });
+    const session = await sessionOn(runtime, { tools: [strict] });
+    const outcomes: string[] = [];
+    session.on("tool-call-end", (event) => outcomes.push(event.outcome));
+    await session.send("go").result;
+    expect(execute).not.toHaveBeenCalled();
+    expect(outcomes).toEqual(["invalid-input"]);
+    expect(runtime.calls[0]!.result!.isError).toBe(true);
+    expect(runtime.calls[0]!.result!.toolReturn).toContain("count");
+  });
+
+  it("answers a call past the tool's timeout with the timeout text and aborts the handler's signal", async () => {
+    let reason: unknown;
+    const slow = defineTool({
+      name: "slow_write",
+      description: "Never finishes in time",
+      input: z.object({}),
+      timeoutMs: 200,
+      execute: (_input, { signal }) =>
+        new Promise((resolve) => {
+          signal.addEventListener("abort", () => {
+            reason = signal.reason;
+            resolve("too late");
+          });
+        }),
+    });
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("slow_write", {})) });
+    const session = await sessionOn(runtime, { tools: [slow] });
+    const started = Date.now();
+    await session.send("go").result;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(reason).toMatchObject({ kind: "timeout" });
+    const text = runtime.calls[0]!.result!.toolReturn;
+    expect(text).toContain("timed out after 200 ms");
+    expect(text).toContain("may have applied its effects");
+  });
+
+  it("does not run a tool twice when the runtime re-sends the same tool call", async () => {
+    let runs = 0;
+    const counter = defineTool({ name: "count", description: "Counts", input: z.object({}), execute: () => `run ${++runs}` });
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        await turn.callTool("count", {}, { toolCallId: "call-fixed" });
+        await turn.resendToolCall("call-fixed");
+      },
+    });
+    const session = await sessionOn(runtime, { tools: [counter] });
+    const duplicates: string[] = [];
+    session.on("tool-call-duplicate", (event) => duplicates.push(event.disposition));
+    await session.send("go").result;
+    expect(runs).toBe(1);
+    expect(runtime.calls).toHaveLength(2);
+    expect(runtime.calls[0]!.requestId).not.toBe(runtime.calls[1]!.requestId);
+    expect(runtime.calls[1]!.response!.result).toEqual(runtime.calls[0]!.response!.result);
+    expect(duplicates).toEqual(["replayed"]);
+  });
+
+  it("abort() during a running tool aborts its signal, answers the runtime at once, and the next turn starts", async () => {
+    const entered = deferred();
+    let reason: unknown;
+    const hang = defineTool({
+      name: "hang",
+      description: "Waits for abort",
+      input: z.object({}),
+      execute: (_input, { signal }) =>
+        new Promise((resolve) => {
+          entered.resolve();
+          signal.addEventListener("abort", () => {
+            reason = signal.reason;
+            resolve("aborted");
+          });
+        }),
+    });
+    let turns = 0;
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        turns++;
+        if (turns === 1) await turn.callTool("hang", {});
+        else await turn.say("second turn");
+      },
+    });
+    const session = await sessionOn(runtime, { tools: [hang] });
+    const first = session.send("first");
+    await entered.promise;
+    const abortStarted = Date.now();
+    await first.abort();
+    expect(Date.now() - abortStarted).toBeLessThan(2_500);
+    expect(reason).toMatchObject({ kind: "cancelled" });
+    expect(runtime.calls[0]!.response).toMatchObject({ error: expect.stringContaining("cancelled") });
+    const firstResult = await first.result;
+    expect(firstResult.stopReason).not.toBe("end_turn");
+    const second = await session.send("second").result;
+    expect(second.text).toBe("second turn");
+  });
+
+  it("close() answers running calls as cancelled at once and leaves no pending call", async () => {
+    const entered = deferred();
+    const hang = defineTool({
+      name: "hang",
+      description: "Waits",
+      input: z.object({}),
+      execute: (_input, { signal }) =>
+        new Promise((resolve) => {
+          entered.resolve();
+          signal.addEventListener("abort", () => resolve("x"));
+        }),
+    });
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("hang", {})) });
+    const session = await sessionOn(runtime, { tools: [hang] });
+    const turn = session.send("go");
+    await entered.promise;
+    expect(session.pendingToolCalls).toBe(1);
+    await session.close();
+    expect(session.pendingToolCalls).toBe(0);
+    await expect(turn.result).rejects.toMatchObject({ code: "ABORTED" });
+    await waitFor(() => runtime.calls[0]!.status !== "pending");
+    expect(runtime.calls[0]!.response).toMatchObject({ error: expect.stringContaining("cancelled") });
+  });
+
+  it("keeps two sessions with the same tool names in their own scopes", async () => {
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        const result = await turn.callTool("whoami", {});
+        await turn.say(result.toolReturn);
+      },
+    });
+    const make = (name: string) =>
+      defineTool({ name: "whoami", description: "Names the session", input: z.object({}), execute: async () => name });
+    const [a, b] = await Promise.all([sessionOn(runtime, { tools: [make("A")] }), sessionOn(runtime, { tools: [make("B")] })]);
+    const [resultA, resultB] = await Promise.all([a.send("a").result, b.send("b").result]);
+    expect(resultA.text).toBe("A");
+    expect(resultB.text).toBe("B");
+  });
+
+  it("a throwing event listener is reported as LISTENER_FAILED and the call still settles", async () => {
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("get_weather", { city: "Oslo" })) });
+    const session = await sessionOn(runtime, { tools: [weather] });
+    const codes: string[] = [];
+    session.on("error", (error) => codes.push(error.code));
+    session.on("tool-call-end", () => {
+      throw new Error("listener bug");
+    });
+    const result = await session.send("go").result;
+    expect(result.stopReason).toBe("end_turn");
+    expect(runtime.calls[0]!.result!.toolReturn).toBe("sunny in Oslo");
+    expect(codes).toEqual(["LISTENER_FAILED"]);
+  });
+
+  it("send() while a turn runs throws TURN_IN_PROGRESS", async () => {
+    const release = deferred();
+    const runtime = await scriptedRuntime({ script: async () => release.promise });
+    const session = await sessionOn(runtime);
+    const turn = session.send("one");
+    expect(() => session.send("two")).toThrow(expect.objectContaining({ code: "TURN_IN_PROGRESS" }));
+    release.resolve();
+    await turn.result;
+  });
+});

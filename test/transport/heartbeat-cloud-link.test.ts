@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ToolrelayError } from "../../src/errors.js";
+import { CloudLink, type CloudLinkOptions } from "../../src/transport/cloud-link.js";
+import { FakeStatusRelay, ManualTimers, sleep, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
+
+const relays: FakeStatusRelay[] = [];
+const links: CloudLink[] = [];
+
+afterEach(async () => {
+  await Promise.all(links.splice(0).map((link) => link.close()));
+  await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+});
+
+async function setup(relayOptions: FakeRelayOptions, linkOptions: Partial<CloudLinkOptions> = {}) {
+  const relay = await FakeStatusRelay.start(relayOptions);
+  relays.push(relay);
+  const link = new CloudLink({
+    connectionId: "env-1",
+    apiKey: "test-key",
+    baseUrl: relay.baseUrl,
+    runtime: { agentId: "agent-1", conversationId: "conv-1" },
+    ...linkOptions,
+  });
+  links.push(link);
+  const errors: ToolrelayError[] = [];
+  let reconnects = 0;
+  link.on("error", (error) => errors.push(error));
+  link.on("reconnected", () => reconnects++);
+  return { relay, link, errors, reconnects: () => reconnects };
+}
+
+describe("cloud link heartbeat (manual clock, real sockets)", () => {
+  it("detects a half-open stream socket exactly pingInterval + pongTimeout (30 s) after its last message, then reconnects", async () => {
+    const timers = new ManualTimers();
+    const { relay, link, errors, reconnects } = await setup({ answerPings: "control", pongSeq: true }, { timers });
+    await link.connect(); // t = 0: both sockets count as alive
+    const first = { control: relay.current("control"), stream: relay.current("stream") };
+
+    timers.advance(10_000);
+    await waitFor(() => first.stream.received.some((frame) => frame.type === "ping"), 2_000, "ping on stream");
+    await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 1, 2_000, "control pong read");
+    timers.advance(10_000);
+    await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 2, 2_000, "second control pong read");
+    timers.advance(9_999); // t = 29_999
+    await sleep(50);
+    expect(link.state).toBe("open");
+    expect(first.stream.closed || first.control.closed).toBe(false);
+
+    timers.advance(1); // t = 30_000
+    expect(link.state).toBe("reconnecting");
+    await waitFor(() => first.stream.closed && first.control.closed, 2_000, "both sockets terminated");
+    expect(errors.at(-1)?.code).toBe("CONNECTION_CLOSED");
+    expect(errors.at(-1)?.message).toMatch(/stream socket for 30000 ms.*half-open/);
+
+    relay.options.answerPings = true;
+    timers.advance(100); // the first retry is due within 50 ms
+    await waitFor(() => reconnects() === 1, 2_000, "reconnected");
+    expect(relay.controlConnections).toBe(2);
+  });
+
+  it("keeps a link whose relay answers pings open indefinitely", async () => {
+    const timers = new ManualTimers();
+    const { relay, link } = await setup({ pongSeq: true }, { timers });
+    await link.connect();
+    for (let tick = 1; tick <= 12; tick++) {
+      timers.advance(10_000);
+      await waitFor(() => link.deliveryStats.acksSent === tick * 2, 2_000, `pongs of ping ${tick}`);
+    }
+    expect(link.state).toBe("open");
+    expect(relay.controlConnections).toBe(1);
+    await link.close();
+    expect(timers.pending).toBe(0);
+  });
+});
+
+describe("cloud link heartbeat (real short timers)", () => {
+  it("terminates a link whose relay stops answering within pingInterval + pongTimeout, and reconnects", async () => {
+    const { relay, link, errors, reconnects } = await setup({ answerPings: false }, { pingIntervalMs: 50, pongTimeoutMs: 100 });
+    await link.connect();
+    const openedAt = Date.now();
+    await waitFor(() => link.state === "reconnecting", 2_000, "watchdog verdict");
+    const detectedAfter = Date.now() - openedAt;
+    expect(detectedAfter).toBeGreaterThanOrEqual(140); // first ping at 50 ms + 100 ms deadline (timer slack allowed below)
+    expect(detectedAfter).toBeLessThan(1_000); // exact bounds are in the manual-clock test above; this one allows for a loaded machine
+    expect(errors[0]?.message).toMatch(/half-open/);
+    relay.options.answerPings = true;
+    await waitFor(() => reconnects() === 1, 2_000, "reconnected");
+    await sleep(400); // answered pings keep it up
+    expect(reconnects()).toBe(1);
+    expect(link.state).toBe("open");
+  });
+});
