@@ -4,6 +4,8 @@ export default defineConfig({
   entry: {
     index: "src/index.ts",
     "testing/index": "src/testing/index.ts",
+    "relay/index": "src/relay/index.ts",
+    "relay/bin": "src/relay/bin.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

@@ -44,12 +44,21 @@ function sameRuntime(runtime: Runtime) {
   };
 }
 
+/** `promise`, or a rejection after `ms`; the timer is cleared either way. */
 function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 describe.each(["paired", "single"] as const)("real Letta Code listener behind the relay (%s mode)", (mode) => {

@@ -13,7 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
 import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions } from "../../src/index.js";
+import type { Session, SessionOptions } from "../../src/index.js";
+import { createSession, defineTool } from "./sdk.js";
 import { REPO_ROOT } from "./child-process.js";
 
 /** One connected client side. `close()` releases everything it started. */
@@ -36,8 +37,14 @@ export function hangUntilAborted(signal: AbortSignal): Promise<string> {
  * The baseline: raw `ws`, `JSON.parse`, call, `JSON.stringify`, `send`. It sends
  * a bare `runtime_start` (no tools) only so the runtime side can label it.
  */
-export async function startBaselineClient(url: string, label = "baseline", timeoutMs = 10_000): Promise<BenchClient> {
-  const socket = new WebSocket(url, { perMessageDeflate: false });
+export async function startBaselineClient(
+  url: string,
+  label = "baseline",
+  options: { WebSocket?: typeof WebSocket; timeoutMs?: number } = {},
+): Promise<BenchClient> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const SocketClass = options.WebSocket ?? WebSocket;
+  const socket = new SocketClass(url, { perMessageDeflate: false });
   socket.on("error", () => undefined);
   await withDeadline(
     new Promise<void>((resolve, reject) => {
@@ -72,14 +79,18 @@ export const noopTool = defineTool({
   execute: (input) => noop(input),
 });
 
-/** A real session (local backend) with the no-op tool. */
-export async function startSdkClient(url: string, label = "toolrelay", extra: Partial<SessionOptions> = {}): Promise<BenchClient & { session: Session }> {
+/** A real session (local backend) with the no-op tool. `WebSocket` replaces the socket class (timing). */
+export async function startSdkClient(
+  url: string,
+  label = "toolrelay",
+  options: { WebSocket?: typeof WebSocket; session?: Partial<SessionOptions> } = {},
+): Promise<BenchClient & { session: Session }> {
   const session = await createSession({
-    backend: { kind: "local", url },
+    backend: { kind: "local", url, ...(options.WebSocket ? { WebSocket: options.WebSocket } : {}) },
     agent: { id: "agent-bench" },
     tools: [noopTool],
     clientInfo: { name: label },
-    ...extra,
+    ...options.session,
   });
   return { label, session, close: () => session.close() };
 }
@@ -89,7 +100,7 @@ export async function startSdkMcpClient(url: string, label = "toolrelay+mcp"): P
   const mcp = new Client({ name: "toolrelay-bench", version: "1.0.0" });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", "bench/processes/mcp-noop-server.ts"],
+    args: ["bench/processes/mcp-noop-server.mjs"],
     cwd: REPO_ROOT,
     stderr: "ignore",
   });

@@ -44,7 +44,9 @@ export function ratio(candidate: number, baseline: number): number {
 }
 
 export function formatRatio(value: number): string {
-  return Number.isFinite(value) ? `${value.toFixed(2)}×` : "n/a";
+  if (!Number.isFinite(value)) return "n/a";
+  if (value !== 0 && Math.abs(value) < 0.1) return `${value.toPrecision(2)}×`;
+  return `${value.toFixed(2)}×`;
 }
 
 /** Microseconds, with a unit that fits. */

@@ -145,6 +145,30 @@ const parent = serveParent(async (cmd, message) => {
       });
       return {};
     }
+    case "registerRelay": {
+      // Register as a Letta Code listener with the relay (one-socket mode) and connect.
+      const httpUrl = message.httpUrl as string;
+      const headers = { authorization: `Bearer ${message.apiKey as string}`, "content-type": "application/json" };
+      const deviceId = `bench-device-${process.pid}`;
+      const response = await fetch(`${httpUrl}/v1/environments/register`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ deviceId, connectionName: "toolrelay-bench", listenerInstanceId: "bench", metadata: { environmentMessageProtocol: "v2-input" } }),
+      });
+      if (response.status !== 200) throw new Error(`relay register: HTTP ${response.status}`);
+      const answer = (await response.json()) as { connectionId: string; wsUrl: string };
+      const url = new URL(answer.wsUrl);
+      url.searchParams.set("deviceId", deviceId);
+      url.searchParams.set("connectionName", "toolrelay-bench");
+      const socket = new WebSocket(url.toString(), { perMessageDeflate: false, headers: { authorization: headers.authorization } });
+      outgoing.push(socket);
+      attach(socket);
+      await new Promise<void>((resolve, reject) => {
+        socket.once("open", () => resolve());
+        socket.once("error", reject);
+      });
+      return { connectionId: answer.connectionId };
+    }
     case "labels":
       return { labels: [...peers.keys()] };
     default:

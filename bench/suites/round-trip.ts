@@ -1,17 +1,16 @@
 /**
  * Benchmarks 1–3: round trip, throughput with 256 calls in flight, and the
  * SDK forwarding to an MCP stdio server — all against the same minimal raw-`ws`
- * baseline, with the runtime side in another process on loopback.
- *
- * Every variant is connected to the same runtime-side process at once; rounds
- * alternate between them (rotating the order) so that the noise of a shared
- * machine falls on all of them alike. Samples of all rounds are pooled after a
- * warm-up that is thrown away.
+ * baseline, with the runtime side in another process on loopback
+ * (bench/processes/runtime-side.ts). All clients are connected at once and
+ * measured in interleaved rounds (bench/harness/rounds.ts).
  */
 import { BenchChild } from "../harness/child-process.js";
 import { startBaselineClient, startSdkClient, startSdkMcpClient, type BenchClient } from "../harness/clients.js";
 import type { Log, ResultRow, SuiteResult } from "../harness/report-types.js";
-import { formatMicros, formatRate, formatRatio, ratio, rotate, summarize, type Summary } from "../harness/stats.js";
+import { latencyRounds, throughputRounds } from "../harness/rounds.js";
+import { formatMicros, formatRate, ratio, summarize, type Summary } from "../harness/stats.js";
+import { timedWebSocketClass, type HandlingRecorder } from "../harness/timed-web-socket.js";
 
 export interface RoundTripConfig {
   /** Round trips per variant thrown away first. */
@@ -30,6 +29,8 @@ export interface RoundTripConfig {
   throughputRounds: number;
   /** Include the MCP comparison (benchmark 3). */
   mcp: boolean;
+  /** Include the in-process handling time (two more, instrumented connections). */
+  handling: boolean;
 }
 
 export const fullRoundTripConfig: RoundTripConfig = {
@@ -38,9 +39,10 @@ export const fullRoundTripConfig: RoundTripConfig = {
   iterationsPerRound: 1_500,
   inFlight: 256,
   throughputCalls: 20_000,
-  mcpThroughputCalls: 5_000,
+  mcpThroughputCalls: 4_000,
   throughputRounds: 8,
   mcp: true,
+  handling: true,
 };
 
 export const quickRoundTripConfig: RoundTripConfig = {
@@ -52,6 +54,7 @@ export const quickRoundTripConfig: RoundTripConfig = {
   mcpThroughputCalls: 32,
   throughputRounds: 1,
   mcp: true,
+  handling: true,
 };
 
 interface VariantFigures {
@@ -74,30 +77,35 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
     if (config.mcp) clients.push(await startSdkMcpClient(url, "toolrelay+mcp"));
     const labels = clients.map((client) => client.label);
 
-    log(`round trip: warm-up ${config.warmupIterations} per variant`);
-    for (const label of labels) await runtime.request("latency", { label, iterations: config.warmupIterations });
-    const latency = new Map<string, number[]>(labels.map((label) => [label, []]));
-    for (let round = 0; round < config.rounds; round++) {
-      for (const label of rotate(labels, round)) {
-        const answer = await runtime.request("latency", { label, iterations: config.iterationsPerRound });
-        latency.get(label)!.push(...(answer.samples as Float64Array));
-      }
-    }
-    log(`round trip: ${config.rounds} rounds × ${config.iterationsPerRound} done`);
+    const latency = await latencyRounds(runtime, labels, config);
+    log(`round trip: ${config.rounds} rounds × ${config.iterationsPerRound} per client done`);
 
-    const batchSize = (label: string) => (label === "toolrelay+mcp" ? config.mcpThroughputCalls : config.throughputCalls);
-    if (config.throughputRounds > 0) for (const label of labels) await runtime.request("throughput", { label, total: batchSize(label), inFlight: config.inFlight });
-    const rates = new Map<string, number[]>(labels.map((label) => [label, []]));
-    const loaded = new Map<string, number[]>(labels.map((label) => [label, []]));
-    for (let round = 0; round < config.throughputRounds; round++) {
-      for (const label of rotate(labels, round)) {
-        const total = batchSize(label);
-        const answer = await runtime.request("throughput", { label, total, inFlight: config.inFlight });
-        rates.get(label)!.push(total / ((answer.elapsedMs as number) / 1000));
-        loaded.get(label)!.push(...(answer.samples as Float64Array));
-      }
-    }
+    const { rates, loaded } = await throughputRounds(runtime, labels, {
+      rounds: config.throughputRounds,
+      inFlight: config.inFlight,
+      batchSize: (label) => (label === "toolrelay+mcp" ? config.mcpThroughputCalls : config.throughputCalls),
+    });
     log(`throughput: ${config.throughputRounds} rounds done`);
+
+    let handling: { base: Summary; sdk: Summary } | undefined;
+    if (config.handling) {
+      // Separate, instrumented connections, kept off the end-to-end figures.
+      const timedBaseline = timedWebSocketClass();
+      const timedSdk = timedWebSocketClass();
+      clients.push(await startBaselineClient(url, "baseline-timed", { WebSocket: timedBaseline.WebSocket }));
+      clients.push(await startSdkClient(url, "toolrelay-timed", { WebSocket: timedSdk.WebSocket }));
+      const recorders = new Map<string, HandlingRecorder>([
+        ["baseline-timed", timedBaseline.recorder],
+        ["toolrelay-timed", timedSdk.recorder],
+      ]);
+      const pooled = new Map<string, number[]>([...recorders.keys()].map((label) => [label, []]));
+      await latencyRounds(runtime, [...recorders.keys()], config, {
+        beforeBatch: (label) => recorders.get(label)!.reset(),
+        afterBatch: (label) => pooled.get(label)!.push(...recorders.get(label)!.samples),
+      });
+      handling = { base: summarize(pooled.get("baseline-timed")!), sdk: summarize(pooled.get("toolrelay-timed")!) };
+      log(`handling time: ${config.rounds} rounds done`);
+    }
 
     const figures = new Map<string, VariantFigures>(
       labels.map((label) => [
@@ -107,14 +115,24 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
     );
     return {
       name: "round-trip",
-      rows: roundTripRows(figures, config),
+      rows: [...roundTripRows(figures, config), ...(handling ? handlingRows(handling.base, handling.sdk) : [])],
       notes: [
-        `Runtime side: bench/processes/runtime-side.ts, a separate Node process with a \`ws\` server on 127.0.0.1. It sends \`external_tool_call_request\` frames (distinct \`tool_call_id\`s) and times each until its \`external_tool_call_response\` arrives (process.hrtime). All clients are connected to it at once; ${config.rounds} rounds alternate between them in rotating order, ${config.iterationsPerRound} sequential round trips per client per round after ${config.warmupIterations} warm-up round trips each; samples are pooled.`,
-        "Baseline: a raw `ws` client in the bench process — `JSON.parse`, call the no-op, `JSON.stringify` the response, `send`; no validation (bench/harness/clients.ts). toolrelay: `createSession({ backend: { kind: \"local\", url } })` with a `defineTool` no-op (zod input `z.object({})`). toolrelay+mcp: the same session whose tool calls an MCP stdio server child process (`@modelcontextprotocol/sdk` Client + StdioClientTransport, bench/processes/mcp-noop-server.ts).",
-        `Throughput: the runtime side keeps ${config.inFlight} calls in flight on one connection (a new call as each answer arrives), ${config.throughputCalls} calls per batch (${config.mcpThroughputCalls} for +mcp), ${config.throughputRounds} batches per client after one warm-up batch; the figure is the median batch rate (calls/s).`,
+        `Runtime side: bench/processes/runtime-side.ts, a separate Node process with a \`ws\` server on 127.0.0.1 that answers \`runtime_start\` like the app-server, sends \`external_tool_call_request\` frames (distinct \`tool_call_id\`s, input \`{}\`) and times each until its \`external_tool_call_response\` arrives (\`process.hrtime\`). All clients are connected to it at once; ${config.rounds} rounds alternate between them in rotating order, ${config.iterationsPerRound} sequential round trips per client per round, after ${config.warmupIterations} warm-up round trips each; samples are pooled.`,
+        "Baseline: a raw `ws` client in the bench process — `JSON.parse`, call the no-op, `JSON.stringify` the response, `send`; no validation (bench/harness/clients.ts). toolrelay: `createSession({ backend: { kind: \"local\", url } })` with a `defineTool` no-op (zod input `z.object({})`). toolrelay → MCP stdio: the same session whose tool calls an MCP stdio server child process (`@modelcontextprotocol/sdk` 1.32 `Client` + `StdioClientTransport`, bench/processes/mcp-noop-server.mjs).",
+        `Throughput: the runtime side keeps ${config.inFlight} calls in flight on one connection (a new call as each answer arrives), ${config.throughputCalls} calls per batch (${config.mcpThroughputCalls} for the MCP variant), ${config.throughputRounds} batches per client in rotating order after one warm-up batch each; the figure is the median batch rate.`,
+        ...(config.handling
+          ? [
+              "In-process handling time: two further connections whose `ws` WebSocket subclass (bench/harness/timed-web-socket.ts; the SDK takes it as `backend.WebSocket`) reads `process.hrtime` when a request is handed to the socket's `message` listeners and when the matching response is given to `send()` — the client's own work per call (decode, validate, dispatch, run the tool, encode) without the network, the kernel or the runtime side. Same rounds as the round trip.",
+            ]
+          : []),
       ],
       seconds: (performance.now() - started) / 1000,
-      details: Object.fromEntries([...figures].map(([label, value]) => [label, { latencyMicros: value.latency, ratesPerSecond: value.rates, loadedLatencyMicros: value.loaded }])),
+      details: {
+        ...Object.fromEntries(
+          [...figures].map(([label, value]) => [label, { latencyMicros: value.latency, ratesPerSecond: value.rates, loadedLatencyMicros: value.loaded }]),
+        ),
+        ...(handling ? { handlingMicros: { baseline: handling.base, toolrelay: handling.sdk } } : {}),
+      },
     };
   } finally {
     for (const client of clients.reverse()) await client.close().catch(() => undefined);
@@ -125,7 +143,7 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
 function roundTripRows(figures: Map<string, VariantFigures>, config: RoundTripConfig): ResultRow[] {
   const base = figures.get("baseline")!;
   const rows: ResultRow[] = [];
-  const candidates: Array<[string, string, boolean]> = [
+  const candidates: Array<[label: string, name: string, hasGoals: boolean]> = [
     ["toolrelay", "toolrelay", true],
     ["toolrelay+mcp", "toolrelay → MCP stdio", false],
   ];
@@ -144,7 +162,7 @@ function roundTripRows(figures: Map<string, VariantFigures>, config: RoundTripCo
       candidateValue: formatMicros(figure.latency.p50),
       ratio: p50,
       goal: hasGoals ? { text: "≤ 1.15×", met: p50 <= 1.15 } : undefined,
-      note: `${figure.latency.count} samples`,
+      note: `${figure.latency.count} round trips each`,
     });
     rows.push({
       section,
@@ -156,20 +174,32 @@ function roundTripRows(figures: Map<string, VariantFigures>, config: RoundTripCo
       ratio: p99,
       goal: hasGoals ? { text: "≤ 1.3×", met: p99 <= 1.3 } : undefined,
     });
+    if (figure.rates.length === 0) continue;
     const rate = ratio(figure.rate.p50, base.rate.p50);
     rows.push({
       section: hasGoals ? "2. Throughput" : section,
-      measure: `throughput, ${config.inFlight} in flight (median batch)`,
+      measure: `throughput, ${config.inFlight} in flight`,
       baselineName: "raw ws handler",
       baselineValue: formatRate(base.rate.p50),
       candidateName: name,
       candidateValue: formatRate(figure.rate.p50),
       ratio: rate,
       goal: hasGoals ? { text: "≥ 0.9×", met: rate >= 0.9 } : undefined,
-      note: `per-call latency under load p50 ${formatMicros(figure.loaded.p50)} vs ${formatMicros(base.loaded.p50)}, p99 ${formatMicros(figure.loaded.p99)} vs ${formatMicros(base.loaded.p99)}`,
+      note: `per-call latency under load: p50 ${formatMicros(figure.loaded.p50)} vs ${formatMicros(base.loaded.p50)}, p99 ${formatMicros(figure.loaded.p99)} vs ${formatMicros(base.loaded.p99)}`,
     });
   }
   return rows;
 }
 
-export { formatRatio };
+function handlingRows(base: Summary, sdk: Summary): ResultRow[] {
+  return (["p50", "p99"] as const).map((quantile) => ({
+    section: "1. Round trip",
+    measure: `in-process handling time ${quantile}`,
+    baselineName: "raw ws handler",
+    baselineValue: formatMicros(base[quantile]),
+    candidateName: "toolrelay",
+    candidateValue: formatMicros(sdk[quantile]),
+    ratio: ratio(sdk[quantile], base[quantile]),
+    note: quantile === "p50" ? `the SDK's own work: +${formatMicros(sdk.p50 - base.p50)} per call at p50 (${sdk.count} calls)` : undefined,
+  }));
+}

@@ -32,7 +32,8 @@ export function messageFromPrompt(prompt: readonly ContentBlock[]): MessageInput
         return [];
     }
   });
-  if (parts.length === 1 && parts[0]!.type === "text") return parts[0].text;
+  const only = parts.length === 1 ? parts[0] : undefined;
+  if (only?.type === "text") return only.text;
   if (parts.length === 0) return "";
   return parts;
 }

@@ -184,9 +184,11 @@ export class CallTable {
     this.#cleanup(call);
     const settledAt = this.#timers.now();
     const response = responseForOutcome(outcome, { toolName: call.toolName, hints: call.hints });
-    const deliverable = outcome.kind !== "disconnected";
+    // A `disconnected` outcome is held like any other: if the link comes back with
+    // `redeliver` (the runtime kept the call), the runtime gets "outcome unknown"
+    // at once instead of waiting out its own 5-minute timeout.
     const deliveries = new Map<string, DeliveryState>();
-    for (const [requestId, live] of call.waiters) deliveries.set(requestId, live && deliverable ? "held" : "dropped");
+    for (const [requestId, live] of call.waiters) deliveries.set(requestId, live ? "held" : "dropped");
     this.#record(call.keyId, outcome, response, deliveries);
     if (abortReason.length > 0) call.controller.abort(abortReason[0]);
     const onSettled = this.#options.onSettled;

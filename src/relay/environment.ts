@@ -3,6 +3,7 @@
  * the routing between them (docs/relay.md "Routing rules"). Outstanding tool calls live here,
  * so an answer reaches whatever listener socket the environment has when it arrives.
  */
+import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { ListenerConnection, type ListenerSocketParams } from "./listener-connection.js";
 import type { RelayEmit, RelayEnvironmentInfo } from "./relay-events.js";
@@ -32,6 +33,9 @@ interface RequestOwner {
   /** The request was a `runtime_start` with tools whose runtime the response will name. */
   registersTools: boolean;
 }
+
+/** How long an anonymous SDK socket waits for its partner channel. */
+const ANONYMOUS_PAIRING_MS = 10_000;
 
 /** SDK request ids remembered per environment for routing their answers. */
 const MAX_REQUEST_OWNERS = 10_000;
@@ -83,17 +87,22 @@ export class Environment {
     this.listener.attach(socket, params);
   }
 
-  /** Attaches an SDK status socket to the session named `identity` (created or resumed). */
-  attachSdk(socket: WebSocket, channel: Channel, identity: string, runtimeKey: string | undefined): SdkSession {
-    let session = this.sessions.get(identity);
+  /**
+   * Attaches an SDK status socket to the session named `identity` (created or resumed). Without
+   * an identity the socket pairs with the oldest anonymous session still missing this channel
+   * (opened within the last {@link ANONYMOUS_PAIRING_MS}); such sessions cannot be resumed.
+   */
+  attachSdk(socket: WebSocket, channel: Channel, identity: string | undefined, runtimeKey: string | undefined): SdkSession {
+    let session = identity === undefined ? this.anonymousPartner(channel) : this.sessions.get(identity);
     if (!session) {
       session = new SdkSession({
-        identity,
+        identity: identity ?? `anonymous:${randomUUID()}`,
+        anonymous: identity === undefined,
         maxUnackedFrames: this.options.maxUnackedFrames,
         logger: this.options.logger,
         onDetached: (detached) => this.startSessionTimer(detached),
       });
-      this.sessions.set(identity, session);
+      this.sessions.set(session.identity, session);
     }
     const attached = session;
     this.stopSessionTimer(attached);
@@ -113,6 +122,14 @@ export class Environment {
     else this.toolCalls.offerUnowned();
     this.emit("sdk-attached", { connectionId: this.identity.connectionId, sessionId: attached.id, channel, redelivered });
     return attached;
+  }
+
+  private anonymousPartner(channel: Channel): SdkSession | undefined {
+    const cutoff = Date.now() - ANONYMOUS_PAIRING_MS;
+    for (const session of this.sessions.values()) {
+      if (session.anonymous && session.attached && !session.hasEverAttached(channel) && session.createdAt >= cutoff) return session;
+    }
+    return undefined;
   }
 
   /** A frame from a current listener socket. */
@@ -200,7 +217,8 @@ export class Environment {
 
   private startSessionTimer(session: SdkSession): void {
     this.stopSessionTimer(session);
-    const timer = setTimeout(() => this.expireSession(session), this.options.sdkResumeWindowMs);
+    const window = session.anonymous ? 0 : this.options.sdkResumeWindowMs;
+    const timer = setTimeout(() => this.expireSession(session), window);
     timer.unref();
     this.sessionTimers.set(session, timer);
   }

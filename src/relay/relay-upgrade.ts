@@ -49,7 +49,10 @@ export interface UpgradeContext {
   track(socket: WebSocket): void;
 }
 
-/** SDK status socket: `?agentId&conversationId&channel=control|stream[&sessionId]`. */
+/**
+ * SDK status socket: `?channel=control|stream[&agentId[&conversationId]][&sessionId]`. Without
+ * `sessionId` and `agentId` the socket is anonymous (paired with its partner by arrival).
+ */
 export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, connectionId: string): void {
   const environment = context.registry.get(connectionId);
   if (!environment || environment.isRemoved) return refuseUpgrade(socket, 404, "environment not found");
@@ -63,7 +66,6 @@ export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, so
   }
   const runtimeKey = agentId ? runtimeKeyOf(agentId, conversationId) : undefined;
   const identity = sessionId ? `session:${sessionId}` : runtimeKey ? `runtime:${runtimeKey}` : undefined;
-  if (!identity) return refuseUpgrade(socket, 400, "agentId or sessionId is required");
   context.server.handleUpgrade(request, socket, head, (webSocket) => {
     context.track(webSocket);
     if (environment.isRemoved) {

@@ -23,8 +23,10 @@ class ChannelState {
 }
 
 export interface SdkSessionOptions {
-  /** Resumable identity (see docs/relay.md), or undefined for a session that cannot be resumed. */
+  /** Identity key (see docs/relay.md "SDK status sockets and sessions"). */
   identity: string;
+  /** Made of sockets that named no identity: paired by arrival, never resumed. Default false. */
+  anonymous?: boolean;
   maxUnackedFrames: number;
   logger: RelayLogger;
   /** Called when the last socket of the session went away. */
@@ -35,17 +37,21 @@ export class SdkSession {
   /** Internal id for logs (never a credential, never the identity, which may name an agent). */
   readonly id = `sdk-${randomUUID().slice(0, 8)}`;
   readonly identity: string;
+  readonly anonymous: boolean;
+  readonly createdAt = Date.now();
   /** Runtime keys whose frames this session receives. */
   readonly subscriptions = new Set<string>();
   /** Updated whenever a socket attaches; used to prefer the most recent session. */
   lastAttachedAt = 0;
   private readonly channels: Record<Channel, ChannelState> = { control: new ChannelState(), stream: new ChannelState() };
   private readonly options: SdkSessionOptions;
+  private readonly everAttached = new Set<Channel>();
   private closed = false;
 
   constructor(options: SdkSessionOptions) {
     this.options = options;
     this.identity = options.identity;
+    this.anonymous = options.anonymous ?? false;
   }
 
   /** Whether any socket of the session is open (or opening). */
@@ -65,12 +71,18 @@ export class SdkSession {
     const state = this.channels[channel];
     const previous = state.socket;
     state.socket = socket;
+    this.everAttached.add(channel);
     this.lastAttachedAt = Date.now();
     if (previous && previous !== socket && isLive(previous)) {
       previous.close(1001, "Replaced by a newer status socket");
     }
     for (const frame of state.unacked) socket.send(frame.text);
     return state.unacked.length;
+  }
+
+  /** Whether a socket was ever attached for `channel`. */
+  hasEverAttached(channel: Channel): boolean {
+    return this.everAttached.has(channel);
   }
 
   /** Forgets `socket` if it is still the channel's socket; reports when the session has none left. */

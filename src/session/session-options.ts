@@ -64,6 +64,12 @@ export interface SessionOptions {
    * Default: not sent (the runtime's own working directory).
    */
   workspace?: "isolated" | { cwd: string };
+  /**
+   * A running turn silent this long (no frame, no client tool running) is
+   * probed with a `sync`, so a turn end lost across a reconnect is recovered
+   * from the replayed loop status. In ms; `0` disables. Default 5_000.
+   */
+  turnStallProbeMs?: number;
   /** Aborting this signal closes the session. */
   signal?: AbortSignal;
   /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */

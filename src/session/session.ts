@@ -11,8 +11,8 @@ import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-
 import type { SessionEvents } from "./session-events.js";
 import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
 import { Turn } from "./turn.js";
-import { eventsFromDelta } from "./turn-events.js";
-import { sameScope, scopeOf } from "./runtime-scope-of.js";
+import { scopeOf } from "./runtime-scope-of.js";
+import { TurnTracker } from "./turn-tracker.js";
 import type { SessionOptions } from "./session-options.js";
 
 /** A user message: plain text, or letta message content parts. */
@@ -51,6 +51,7 @@ export class Session extends EventEmitter<SessionEvents> {
   #dispatcher: ToolCallDispatcher;
   #approvals: ApprovalResponder;
   #runtime: RuntimeScope | undefined;
+  #turns: TurnTracker;
   #turn: Turn | undefined;
   #closing: Promise<void> | undefined;
   #abortTimer: TimerHandle | undefined;
@@ -82,6 +83,14 @@ export class Session extends EventEmitter<SessionEvents> {
       send: (frame) => this.#link.send(frame),
       onCallbackError: (error) =>
         this.emit("error", new ToolrelayError("INVALID_OPTIONS", "the canUseTool callback threw; the request was denied", { cause: error })),
+    });
+    this.#turns = new TurnTracker({
+      timers: parts.timers,
+      runtime: () => this.#runtime,
+      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      pendingCalls: () => this.#dispatcher.table.pendingCount,
+      probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
+      stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));
     this.#link.on("state", (state, previous) => this.#onState(state, previous));
@@ -173,17 +182,22 @@ export class Session extends EventEmitter<SessionEvents> {
    */
   send(message: MessageInput, options: SendOptions = {}): Turn {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
+    if (this.#link.state === "closed") {
+      throw new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
+    }
     if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#runtime!;
     const turn = new Turn((target) => this.#abortTurn(target));
     this.#turn = turn;
+    const clientMessageId = nextRequestId("message");
+    this.#turns.begin(turn, clientMessageId);
     const frame = {
       type: "input",
       request_id: nextRequestId("input"),
       runtime,
       payload: {
         kind: "create_message",
-        messages: [{ role: "user", content: message, client_message_id: nextRequestId("message") }],
+        messages: [{ role: "user", content: message, client_message_id: clientMessageId }],
         exclude_interactive_tools: true,
       },
     } as InputFrame & { request_id: string };
@@ -214,6 +228,7 @@ export class Session extends EventEmitter<SessionEvents> {
 
   async #abortTurn(turn: Turn): Promise<void> {
     const runtime = this.#runtime!;
+    this.#turns.markAborted();
     const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
     const response = this.#tracker.request(frame, { responseType: "abort_message_response", timeoutMs: this.#parts.requestTimeoutMs });
     // The runtime waits up to 5 minutes for an external call; answer ours now.
@@ -257,6 +272,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#dispatcher.table.close("the session was closed");
     if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
     this.#turn?.fail(new ToolrelayError("ABORTED", "the session was closed"));
+    this.#turns.stop();
     this.#tracker.rejectAll(new ToolrelayError("ABORTED", "the session was closed"));
     await this.#link.close();
     await this.#parts.dispose();
@@ -271,39 +287,28 @@ export class Session extends EventEmitter<SessionEvents> {
       case "control_request":
         this.#approvals.handle(frame);
         return;
-      case "stream_delta": {
-        const turn = this.#turnFor(scopeOf(frame.runtime));
-        if (!turn) return;
-        const isClientTool = (name: string) => this.#parts.registry.get(name) !== undefined;
-        for (const event of eventsFromDelta(frame.delta, isClientTool, (id) => turn.toolNameOf(id))) turn.push(event);
+      case "stream_delta":
+        this.#turns.onDelta(frame);
         return;
-      }
-      case "turn_finished": {
-        const turn = this.#turnFor(scopeOf(frame.runtime));
-        if (!turn) return;
-        turn.finish(frame.stop_reason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
+      case "update_loop_status":
+        this.#turns.onLoopStatus(frame);
         return;
-      }
+      case "turn_finished":
+        this.#turns.onTurnFinished(frame);
+        return;
       default:
         return;
     }
   }
 
-  #turnFor(runtime: RuntimeScope | undefined): Turn | undefined {
-    const turn = this.#turn;
-    if (!turn || turn.done || !this.#runtime) return undefined;
-    if (runtime && !sameScope(runtime, this.#runtime)) return undefined;
-    return turn;
-  }
-
   #onState(state: LinkState, previous: LinkState): void {
     this.emit("connection-state-change", { state, previous });
-    if (state === "reconnecting" || state === "closed") {
+    const runtimeKeepsState = this.#link.keepsPendingCallsAcrossReconnect && state === "reconnecting";
+    if ((state === "reconnecting" || state === "closed") && !runtimeKeepsState) {
+      // Local: the app-server forgets a dropped connection's requests and cancels its turn.
+      // Cloud: the listener keeps both across a relay drop, so requests keep their deadlines.
       this.#tracker.rejectAll(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost"));
-      if (!this.#link.keepsPendingCallsAcrossReconnect || state === "closed") {
-        // The local app-server cancels a disconnected controller's turn.
-        this.#turn?.fail(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn"));
-      }
+      this.#turn?.fail(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn"));
     }
     if (state === "reconnecting" && previous === "open") this.#dispatcher.table.linkDown();
     if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");

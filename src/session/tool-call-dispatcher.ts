@@ -1,5 +1,6 @@
 import type { EventEmitter } from "eventemitter3";
 import { CallTable, type CallKey, type CallOutcome } from "../calls/index.js";
+import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import { executeTool, prepareToolCall, type ToolRegistry } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
@@ -50,6 +51,8 @@ export class ToolCallDispatcher {
           durationMs: event.durationMs,
         });
       },
+      onCallbackError: (error) =>
+        events.emit("error", new ToolrelayError("LISTENER_FAILED", "a tool-call event callback threw", { cause: error })),
       onLate: (event) => {
         events.emit("tool-call-late", { toolName: event.toolName, toolCallId: event.key.toolCallId, outcome: event.outcome.kind });
       },

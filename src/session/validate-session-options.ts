@@ -36,6 +36,7 @@ export function validateSessionOptions(options: SessionOptions): void {
   checkPositive("options.maxResultChars", options.maxResultChars);
   checkPositive("options.reconnectGraceMs", options.reconnectGraceMs);
   checkPositive("options.requestTimeoutMs", options.requestTimeoutMs);
+  if (options.turnStallProbeMs !== undefined && options.turnStallProbeMs !== 0) checkPositive("options.turnStallProbeMs", options.turnStallProbeMs);
   if (options.workspace !== undefined && options.workspace !== "isolated") {
     const cwd = (options.workspace as { cwd?: unknown }).cwd;
     if (typeof cwd !== "string" || cwd === "") fail('options.workspace must be "isolated" or { cwd: "/absolute/path" }');

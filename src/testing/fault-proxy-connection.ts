@@ -49,6 +49,7 @@ export class ProxiedConnection {
       this.#blackholed = true;
       this.upstream = undefined;
       client.on("data", (chunk: Buffer) => hooks.toTarget.dropped(chunk.length));
+      client.on("end", () => client.destroy());
       client.on("close", () => this.#sideClosed());
       return;
     }
@@ -59,6 +60,9 @@ export class ProxiedConnection {
     this.#toTarget = new FaultPipe(client, upstream, hooks.faults, hooks.toTarget, () => this.#forwardEnd(upstream));
     this.#toClient = new FaultPipe(upstream, client, hooks.faults, hooks.toClient, () => this.#forwardEnd(client));
     if (state.readingPaused) this.pauseReading(true);
+    // On a blackholed connection a FIN only closes the proxy's own socket on that side.
+    client.on("end", () => this.#blackholed && client.destroy());
+    upstream.on("end", () => this.#blackholed && upstream.destroy());
     client.on("close", (hadError) => this.#onClose(upstream, hadError));
     upstream.on("close", (hadError) => this.#onClose(client, hadError));
   }

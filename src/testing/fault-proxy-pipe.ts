@@ -38,6 +38,7 @@ export class FaultPipe {
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #blackholed = false;
+  #waitingForWrite = false;
   #sourceEnded = false;
   #endForwarded = false;
   #disposed = false;
@@ -106,7 +107,8 @@ export class FaultPipe {
   }
 
   #pump(): void {
-    if (this.#disposed || this.#blackholed || this.#timer !== undefined || this.#immediate !== undefined) return;
+    if (this.#disposed || this.#blackholed || this.#waitingForWrite) return;
+    if (this.#timer !== undefined || this.#immediate !== undefined) return;
     while (this.#queue.length > 0) {
       const head = this.#queue[0]!;
       const wait = head.dueAt - Date.now();
@@ -118,12 +120,21 @@ export class FaultPipe {
         return;
       }
       if (this.#faults.byteByByte() && head.data.length > 0) {
-        this.#write(head.data.subarray(0, 1));
+        // One byte, then the next only after it was handed to the kernel and a full loop turn passed.
+        const byte = head.data.subarray(0, 1);
         head.data = head.data.subarray(1);
         if (head.data.length === 0) this.#queue.shift();
-        this.#immediate = setImmediate(() => {
-          this.#immediate = undefined;
-          this.#pump();
+        this.#waitingForWrite = true;
+        this.#write(byte, () => {
+          this.#waitingForWrite = false;
+          if (this.#disposed) return;
+          // Two check phases: at least one poll phase (where readers read) passes before the next byte.
+          this.#immediate = setImmediate(() => {
+            this.#immediate = setImmediate(() => {
+              this.#immediate = undefined;
+              this.#pump();
+            });
+          });
         });
         return;
       }
@@ -137,14 +148,15 @@ export class FaultPipe {
     }
   }
 
-  #write(data: Buffer): void {
+  /** Write `data` (or count it dropped when the destination is gone); `done` runs once it left, or at once. */
+  #write(data: Buffer, done?: () => void): void {
     this.#queuedBytes -= data.length;
-    if (data.length === 0) return;
-    if (this.#destination.destroyed || !this.#destination.writable) {
+    if (data.length === 0 || this.#destination.destroyed || !this.#destination.writable) {
       this.#counters.dropped(data.length);
+      done?.();
       return;
     }
-    this.#destination.write(data);
+    this.#destination.write(data, done && (() => done()));
     this.#counters.delivered(data.length);
   }
 

@@ -42,6 +42,12 @@ export interface FaultProxyStats {
   bytesToClient: number;
   /** Bytes discarded: by the blackhole, or queued for a socket that was already gone. */
   bytesDropped: number;
+  /**
+   * Blackholed connections whose client socket is still open: clients that have not noticed yet
+   * that their connection is dead. (The target side of such a connection lingers until the
+   * target's own timeouts close it; it is counted in `activeConnections` until then.)
+   */
+  halfOpenConnections: number;
 }
 
 /** A running fault proxy. Every fault is off at the start; each control applies at once. */
@@ -170,6 +176,7 @@ export async function startFaultProxy(options: StartFaultProxyOptions): Promise<
         bytesToTarget: counters.toTarget,
         bytesToClient: counters.toClient,
         bytesDropped: counters.dropped,
+        halfOpenConnections: [...connections].filter((connection) => connection.blackholed && !connection.client.destroyed).length,
       };
     },
     reset() {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
@@ -39,6 +40,9 @@ export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
  *   jittered backoff). The runtime keeps pending calls across that, so
  *   `keepsPendingCallsAcrossReconnect` is `true`.
  */
+/** The close code a relay uses when the environment is gone (the listener's contract). */
+const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
+
 export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
   readonly keepsPendingCallsAcrossReconnect = true;
@@ -49,6 +53,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #timers: Timers;
   #state: LinkState = "idle";
   #runtime: CloudRuntimeAddress;
+  /** Stable across reconnects: lets the relay resume this status session (unacked frames are redelivered). */
+  #sessionId = `sdk-${randomBytes(8).toString("hex")}`;
   #pair: SocketPair | undefined;
   #closing: Promise<void> | undefined;
   #keys: IdempotencyKeyCache;
@@ -111,7 +117,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
         this.emit("reconnected");
       },
       onAttemptFailed: (error) => this.#emitError(isToolrelayError(error) ? error : this.#wrap(error)),
-      isFatal: (error) => isToolrelayError(error, "UNAUTHORIZED"),
+      isFatal: (error) => isToolrelayError(error, "UNAUTHORIZED") || isToolrelayError(error, "NOT_FOUND"),
       onGiveUp: () => void this.close(),
     });
   }
@@ -180,7 +186,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   async #open(): Promise<void> {
     const auth = { mode: this.#auth, apiKey: this.#options.apiKey };
-    const address = { baseUrl: this.#baseUrl, connectionId: this.connectionId, ...this.#runtime };
+    const address = { baseUrl: this.#baseUrl, connectionId: this.connectionId, sessionId: this.#sessionId, ...this.#runtime };
     const pair = await openSocketPair({
       urls: { control: cloudStatusUrl(address, "control", auth), stream: cloudStatusUrl(address, "stream", auth) },
       headers: cloudStatusHeaders(auth.apiKey, auth.mode, this.#options.headers),
@@ -213,7 +219,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       });
       socket.on("close", (code, reason) => {
         const detail = redact([reason.toString(), lastError].filter(Boolean).join("; "), this.#secrets);
-        this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
+        if (code === ENVIRONMENT_GONE_CLOSE_CODE) this.#guard(() => this.#environmentGone(pair, detail));
+        else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
       });
     }
     this.#watchdog.start();
@@ -262,6 +269,22 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #listenerThrew(error: unknown): void {
     this.#emitError(new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }));
+  }
+
+  /**
+   * Close 1008: the environment is gone (its listener registered again under a
+   * new connection id). Reconnecting to this connection id cannot work: close
+   * the link for good with a clear error.
+   */
+  #environmentGone(pair: SocketPair, detail: string): void {
+    if (pair !== this.#pair) return;
+    this.#emitError(
+      new ToolrelayError(
+        "NOT_FOUND",
+        `cloud environment ${this.connectionId} is gone (close 1008${detail ? `: ${detail}` : ""}); its listener registered again under a new connection id: start a new session`,
+      ),
+    );
+    void this.close();
   }
 
   /** Either socket closed, or the watchdog gave up: end both and reconnect. */

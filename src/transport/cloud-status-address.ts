@@ -22,6 +22,11 @@ export interface CloudStatusAddress {
   connectionId: string;
   agentId?: string;
   conversationId?: string;
+  /**
+   * A stable id of this client's status session, the same for both sockets and
+   * across reconnects, so a relay can resume it (redeliver unacked frames).
+   */
+  sessionId?: string;
 }
 
 /** Check a base URL and return it without a trailing slash. Throws INVALID_OPTIONS. */
@@ -59,6 +64,7 @@ export function cloudStatusUrl(
   if (address.agentId) url.searchParams.set("agentId", address.agentId);
   if (address.conversationId) url.searchParams.set("conversationId", address.conversationId);
   url.searchParams.set("channel", channel);
+  if (address.sessionId) url.searchParams.set("sessionId", address.sessionId);
   if (auth.mode === "query") url.searchParams.set("token", auth.apiKey);
   return url.toString();
 }

@@ -43,8 +43,8 @@ export function describeUrl(url: string): string {
 
 /**
  * Open one WebSocket and resolve once it is open. Rejects with a ToolrelayError:
- * `UNAUTHORIZED` for an HTTP 401/403 answer to the upgrade, `CONNECT_FAILED`
- * otherwise. No listener of ours is left on the socket after it settles,
+ * `UNAUTHORIZED` for an HTTP 401/403 answer to the upgrade, `NOT_FOUND` for
+ * 404, `CONNECT_FAILED` otherwise. No listener of ours is left on the socket after it settles,
  * except that an `error` listener stays (so a later error never crashes the process).
  */
 export function openWebSocket(url: string, options: OpenWebSocketOptions): Promise<WebSocket> {
@@ -102,7 +102,7 @@ export function openWebSocket(url: string, options: OpenWebSocketOptions): Promi
     const onUnexpectedResponse = (_request: unknown, response: { statusCode?: number; resume?: () => void }) => {
       const status = response.statusCode ?? 0;
       response.resume?.();
-      const code = status === 401 || status === 403 ? "UNAUTHORIZED" : "CONNECT_FAILED";
+      const code = status === 401 || status === 403 ? "UNAUTHORIZED" : status === 404 ? "NOT_FOUND" : "CONNECT_FAILED";
       fail(new ToolrelayError(code, `${where} refused the WebSocket upgrade with HTTP ${status}`, { details: { status } }));
       socket.terminate();
     };

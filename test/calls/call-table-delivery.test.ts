@@ -235,7 +235,7 @@ describe("CallTable link loss", () => {
     expect(tool.signal?.aborted).toBe(false);
   });
 
-  it("grace expiry settles running calls as disconnected: signal aborted, nothing delivered, re-request replays it", () => {
+  it("grace expiry settles running calls as disconnected: signal aborted, the original request gets 'outcome unknown' when the link returns with redelivery, a re-request replays it", () => {
     const { table, frames, attempts, settled } = createHarness({ reconnectGraceMs: 30_000 });
     const tool = deferredRun();
     table.request({ ...request("r1", callKey("t1"), tool.run), timeoutMs: 60_000 });
@@ -247,20 +247,30 @@ describe("CallTable link loss", () => {
     expect(settled.map((event) => event.outcome)).toEqual([{ kind: "disconnected", graceMs: 30_000 }]);
     expect(tool.signal?.reason).toMatchObject({ kind: "disconnected", name: "AbortError" });
     expect(attempts).toHaveLength(0);
-    expect(table.heldCount).toBe(0);
+    expect(table.heldCount).toBe(1);
     expect(vi.getTimerCount()).toBe(0);
+    const unknown = {
+      error: "Tool append_row was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.",
+    };
     table.linkUp({ redeliver: true });
-    expect(frames).toHaveLength(0);
+    expect(frames).toEqual([{ requestId: "r1", response: unknown }]);
     expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("replayed");
     expect(tool.calls).toBe(1);
     expect(frames).toEqual([
-      {
-        requestId: "r2",
-        response: {
-          error: "Tool append_row was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.",
-        },
-      },
+      { requestId: "r1", response: unknown },
+      { requestId: "r2", response: unknown },
     ]);
+  });
+
+  it("a disconnected outcome is dropped for the original request when the link returns without redelivery (local app-server)", () => {
+    const { table, frames } = createHarness({ reconnectGraceMs: 100 });
+    const tool = deferredRun();
+    table.request(request("r1", callKey("t1"), tool.run));
+    table.linkDown();
+    vi.advanceTimersByTime(100);
+    table.linkUp({ redeliver: false });
+    expect(frames).toHaveLength(0);
+    expect(table.heldCount).toBe(0);
   });
 
   it("uses one grace timer for the whole table, started by the first linkDown", () => {

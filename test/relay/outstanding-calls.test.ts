@@ -136,6 +136,24 @@ describe("outstanding tool calls", () => {
     await second.waitFor("external_tool_call_request");
   });
 
+  it("an anonymous client that reconnects and registers its tools again gets the unanswered request", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, {});
+    await registerTools(first, listener, "start-1", runtime);
+    listener.sendControl(toolRequest("external-tool-17"));
+    await first.waitFor("external_tool_call_request");
+    await first.flush("control"); // acknowledged
+    first.terminate();
+    const second = await fixture.sdk(connectionId, {});
+    await registerTools(second, listener, "start-2", runtime);
+    const again = await second.waitFor("external_tool_call_request");
+    expect(again).toMatchObject({ request_id: "external-tool-17", seq: 1 });
+    second.send(toolResponse("external-tool-17"));
+    await listener.logs.control.waitForType("external_tool_call_response");
+  });
+
   it("an acknowledged request is not redelivered to the same session", async () => {
     await fixture.start();
     const listener = await fixture.listener();

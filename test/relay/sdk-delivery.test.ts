@@ -174,9 +174,23 @@ describe("routing", () => {
     await sdk.waitFor("stream_delta", { channel: "stream" });
   });
 
-  it("refuses an SDK socket that names neither agentId nor sessionId", async () => {
+  it("pairs anonymous sockets (no sessionId, no agentId) by arrival, one client after the other", async () => {
     await fixture.start();
     const listener = await fixture.listener();
-    await expect(fixture.sdk(listener.answer.connectionId, {})).rejects.toMatchObject({ status: 400 });
+    const { connectionId } = listener.answer;
+    const first = await fixture.sdk(connectionId, {});
+    const second = await fixture.sdk(connectionId, {});
+    first.send({ type: "sync", runtime, request_id: "first-sync" });
+    second.send({ type: "sync", runtime: otherRuntime, request_id: "second-sync" });
+    await listener.logs.control.waitForType("sync", { where: (frame) => frame.request_id === "second-sync" });
+    await listener.logs.control.waitForType("sync", { where: (frame) => frame.request_id === "first-sync" });
+    listener.sendStream(delta(1, runtime));
+    listener.sendStream(delta(2, otherRuntime));
+    await first.waitFor("stream_delta", { channel: "stream" });
+    await second.waitFor("stream_delta", { channel: "stream" });
+    await first.flush("stream");
+    await second.flush("stream");
+    expect(first.logs.stream.ofType("stream_delta").map((frame) => frame.event_seq)).toEqual([1]);
+    expect(second.logs.stream.ofType("stream_delta").map((frame) => frame.event_seq)).toEqual([2]);
   });
 });

@@ -96,7 +96,12 @@ describe("CloudLink: opening", () => {
     for (const channel of ["control", "stream"] as const) {
       const entry = relay.current(channel);
       expect(entry.url.pathname).toBe("/v1/environments/conn%2F1/status/ws");
-      expect(Object.fromEntries(entry.url.searchParams)).toEqual({ agentId: "agent-1", conversationId: "conv-1", channel });
+      expect(Object.fromEntries(entry.url.searchParams)).toEqual({
+        agentId: "agent-1",
+        conversationId: "conv-1",
+        channel,
+        sessionId: expect.stringMatching(/^sdk-[0-9a-f]{16}$/),
+      });
       expect(entry.headers.authorization).toBe("Bearer test-key");
       expect(entry.headers["x-project-id"]).toBe("project-9");
       expect(entry.url.toString()).not.toContain("test-key");
@@ -310,6 +315,7 @@ describe("CloudLink: drops and reconnect", () => {
     const recorded = makeLink(relay, { runtime: { agentId: "agent-1" } });
     await recorded.link.connect();
     expect(relay.current("control").url.searchParams.has("conversationId")).toBe(false);
+    const sessionId = relay.current("control").url.searchParams.get("sessionId");
     recorded.link.setRuntime({ conversationId: "conv-new" });
     relay.current("control").socket.close(1001, "going away");
     await waitFor(() => recorded.reconnects === 1, 2_000, "reconnected");
@@ -317,6 +323,7 @@ describe("CloudLink: drops and reconnect", () => {
       agentId: "agent-1",
       conversationId: "conv-new",
       channel: "stream",
+      sessionId,
     });
   });
 

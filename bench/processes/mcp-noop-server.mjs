@@ -1,8 +1,6 @@
-/**
- * An MCP stdio server with one no-op tool: the subprocess a user would
- * otherwise put behind an agent's tool call (the design in-process client tools
- * replace). Started by the bench through `StdioClientTransport`.
- */
+// An MCP stdio server with one no-op tool: the subprocess a user would otherwise put behind an
+// agent's tool call (the design in-process client tools replace). Plain JavaScript, so it runs on
+// bare Node without a TypeScript loader. Started by the bench through StdioClientTransport.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 

@@ -1,0 +1,157 @@
+import type { Timers, TimerHandle } from "../internal/timers.js";
+import type { RuntimeScope, StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../wire/index.js";
+import { sameScope, scopeOf } from "./runtime-scope-of.js";
+import type { Turn } from "./turn.js";
+import { eventsFromDelta } from "./turn-events.js";
+
+export interface TurnTrackerOptions {
+  timers: Timers;
+  /** The session's runtime. */
+  runtime(): RuntimeScope | undefined;
+  isClientTool(name: string): boolean;
+  /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled). */
+  pendingCalls(): number;
+  /** Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. */
+  probe(runtime: RuntimeScope): void;
+  /** Silence after which a running turn is probed, in ms. */
+  stallProbeMs: number;
+}
+
+/** How long a turn that the runtime reports idle waits for its `turn_finished` before it ends itself. */
+export const TURN_SETTLE_MS = 1_000;
+
+interface ActiveTurn {
+  turn: Turn;
+  clientMessageId: string;
+  stopReason: string | undefined;
+  aborted: boolean;
+  settleTimer: TimerHandle | undefined;
+  probeTimer: TimerHandle | undefined;
+}
+
+/**
+ * Routes the runtime's turn frames to the running {@link Turn} and decides
+ * when it ends. `turn_finished` ends it — unless its `run_id` belongs to
+ * another message (a late frame of an earlier turn). Because frames can be lost
+ * across a relay reconnect, an idle loop status that lists this turn's message
+ * also ends it (after {@link TURN_SETTLE_MS}), and a turn that goes quiet is
+ * probed with a `sync` so the runtime replays that status.
+ */
+export class TurnTracker {
+  #options: TurnTrackerOptions;
+  #active: ActiveTurn | undefined;
+  /** run id → the client message id it answered (from loop statuses); bounded. */
+  #messageOfRun = new Map<string, string>();
+
+  constructor(options: TurnTrackerOptions) {
+    this.#options = options;
+  }
+
+  /** The running turn, if any. */
+  get turn(): Turn | undefined {
+    return this.#active?.turn;
+  }
+
+  begin(turn: Turn, clientMessageId: string): void {
+    this.#stop();
+    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, settleTimer: undefined, probeTimer: undefined };
+    void turn.result.then(
+      () => this.#release(turn),
+      () => this.#release(turn),
+    );
+    this.#armProbe();
+  }
+
+  markAborted(): void {
+    if (this.#active) this.#active.aborted = true;
+  }
+
+  onDelta(frame: StreamDeltaFrame): void {
+    const active = this.#for(frame.runtime);
+    if (!active) return;
+    this.#armProbe();
+    const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown };
+    if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
+      active.stopReason = fields.stop_reason;
+    }
+    for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id))) active.turn.push(event);
+  }
+
+  onLoopStatus(frame: UpdateLoopStatusFrame): void {
+    const active = this.#for(frame.runtime);
+    if (!active) return;
+    this.#armProbe();
+    const status = frame.loop_status;
+    let ours = false;
+    for (const [runId, messageIds] of Object.entries(status.client_message_ids_by_run_id ?? {})) {
+      const first = messageIds[0];
+      if (first !== undefined) this.#remember(runId, messageIds.includes(active.clientMessageId) ? active.clientMessageId : first);
+      if (messageIds.includes(active.clientMessageId)) ours = true;
+    }
+    const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
+    if (idle && ours && active.settleTimer === undefined) {
+      active.settleTimer = this.#options.timers.setTimeout(() => {
+        active.settleTimer = undefined;
+        active.turn.finish(active.stopReason ?? (active.aborted ? "cancelled" : "end_turn"));
+      }, TURN_SETTLE_MS);
+    } else if (!idle && active.settleTimer !== undefined) {
+      this.#options.timers.clearTimeout(active.settleTimer);
+      active.settleTimer = undefined;
+    }
+  }
+
+  onTurnFinished(frame: TurnFinishedFrame): void {
+    const active = this.#for(frame.runtime);
+    if (!active) return;
+    const runId = typeof frame.run_id === "string" ? frame.run_id : undefined;
+    const owner = runId === undefined ? undefined : this.#messageOfRun.get(runId);
+    if (owner !== undefined && owner !== active.clientMessageId) return; // a late frame of an earlier turn
+    active.turn.finish(frame.stop_reason ?? active.stopReason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
+  }
+
+  /** Clear every timer (session closing). */
+  stop(): void {
+    this.#stop();
+  }
+
+  #for(runtime: Parameters<typeof scopeOf>[0]): ActiveTurn | undefined {
+    const active = this.#active;
+    const mine = this.#options.runtime();
+    if (!active || active.turn.done || !mine) return undefined;
+    const scope = scopeOf(runtime);
+    if (scope && !sameScope(scope, mine)) return undefined;
+    return active;
+  }
+
+  #armProbe(): void {
+    const active = this.#active;
+    if (!active || this.#options.stallProbeMs <= 0) return;
+    if (active.probeTimer !== undefined) this.#options.timers.clearTimeout(active.probeTimer);
+    active.probeTimer = this.#options.timers.setTimeout(() => {
+      active.probeTimer = undefined;
+      const runtime = this.#options.runtime();
+      if (active.turn.done || !runtime) return;
+      if (this.#options.pendingCalls() === 0) this.#options.probe(runtime);
+      this.#armProbe();
+    }, this.#options.stallProbeMs);
+  }
+
+  #remember(runId: string, clientMessageId: string): void {
+    this.#messageOfRun.set(runId, clientMessageId);
+    if (this.#messageOfRun.size > 256) this.#messageOfRun.delete(this.#messageOfRun.keys().next().value as string);
+  }
+
+  #release(turn: Turn): void {
+    if (this.#active?.turn === turn) this.#stop();
+  }
+
+  #stop(): void {
+    const active = this.#active;
+    if (!active) return;
+    if (active.settleTimer !== undefined) this.#options.timers.clearTimeout(active.settleTimer);
+    if (active.probeTimer !== undefined) this.#options.timers.clearTimeout(active.probeTimer);
+    active.settleTimer = undefined;
+    active.probeTimer = undefined;
+    this.#active = undefined;
+  }
+}
