@@ -6,6 +6,7 @@ export default defineConfig({
     "testing/index": "src/testing/index.ts",
     "relay/index": "src/relay/index.ts",
     "relay/bin": "src/relay/bin.ts",
+    "acp/index": "src/acp/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,
@@ -13,6 +14,6 @@ export default defineConfig({
   clean: true,
   target: "node20",
   platform: "node",
-  splitting: false,
+  splitting: true,
   treeshake: true,
 });

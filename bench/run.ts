@@ -14,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { buildSdkBundles } from "./harness/build-sdk.js";
 import { REPO_ROOT } from "./harness/child-process.js";
-import { machineInfo } from "./harness/machine.js";
+import { machineInfo, type MachineInfo } from "./harness/machine.js";
 import type { Log, SuiteResult } from "./harness/report-types.js";
 import { markdownReport, textTable } from "./harness/report.js";
 
@@ -48,11 +48,26 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
   const date = new Date().toISOString();
   let sdkOrigin = "src/ through tsx (keepNames on: slower than the shipped build)";
   let relayBuildError: string | undefined;
+  let removeBundles: (() => void) | undefined;
   if (!options.source) {
     const built = await buildSdkBundles();
     relayBuildError = built.relayError;
-    sdkOrigin = "esbuild bundle of src/ (bench/.build/sdk.mjs), built as tsup builds the package";
+    removeBundles = built.remove;
+    sdkOrigin = "esbuild bundle of src/ (bench/.build/<pid>/sdk.mjs), built as tsup builds the package";
   }
+  try {
+    return await runSuites(options, log, { machine, started, date, sdkOrigin, relayBuildError });
+  } finally {
+    removeBundles?.();
+  }
+}
+
+async function runSuites(
+  options: BenchOptions,
+  log: Log,
+  context: { machine: MachineInfo; started: number; date: string; sdkOrigin: string; relayBuildError: string | undefined },
+): Promise<BenchRun> {
+  const { machine, started, date, sdkOrigin, relayBuildError } = context;
   // Imported after the bundle is built: bench/harness/sdk.ts reads TOOLRELAY_BENCH_SDK when it loads.
   const suites: SuiteResult[] = [];
   const selected = options.only ?? SUITE_NAMES;
@@ -155,4 +170,6 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   const run = await runBench(options);
   process.stdout.write(`\n${run.table}\n`);
   if (options.out !== false) process.stderr.write(`\nwritten: ${options.out ?? "docs/performance.md"}\n`);
+  // Every suite stops what it started; this only guards against a helper library's stray handle.
+  process.exit(run.suites.some((suite) => suite.rows.some((row) => row.measure === "failed")) ? 1 : 0);
 }

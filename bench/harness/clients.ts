@@ -40,7 +40,12 @@ export function hangUntilAborted(signal: AbortSignal): Promise<string> {
 export async function startBaselineClient(
   url: string,
   label = "baseline",
-  options: { WebSocket?: typeof WebSocket; timeoutMs?: number } = {},
+  options: {
+    WebSocket?: typeof WebSocket;
+    timeoutMs?: number;
+    /** Busy-wait this many µs before answering each call (a control variant; read per call). */
+    spinMicros?: () => number;
+  } = {},
 ): Promise<BenchClient> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const SocketClass = options.WebSocket ?? WebSocket;
@@ -58,6 +63,7 @@ export async function startBaselineClient(
     socket.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as { type: string; request_id: string; input: unknown };
       if (frame.type === "external_tool_call_request") {
+        if (options.spinMicros) spin(options.spinMicros());
         const text = noop(frame.input);
         socket.send(JSON.stringify({ type: "external_tool_call_response", request_id: frame.request_id, result: { content: [{ type: "text", text }] } }));
       } else if (frame.type === "runtime_start_response") resolve();
@@ -69,6 +75,13 @@ export async function startBaselineClient(
     label,
     close: () => closeSocket(socket),
   };
+}
+
+/** Burn `micros` of CPU on this thread. */
+function spin(micros: number): void {
+  if (micros <= 0) return;
+  const until = process.hrtime.bigint() + BigInt(Math.round(micros * 1000));
+  while (process.hrtime.bigint() < until);
 }
 
 export const noopTool = defineTool({

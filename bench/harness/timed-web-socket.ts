@@ -27,7 +27,7 @@ export function timedWebSocketClass(): { WebSocket: typeof WebSocket; recorder: 
   const samples: number[] = [];
   const received = new Map<string, bigint>();
   const sent = new Map<string, bigint>();
-  const match = (requestId: string, receivedAt: bigint, sentAt: bigint) => {
+  const match = (receivedAt: bigint, sentAt: bigint) => {
     samples.push(Number(sentAt - receivedAt) / 1000);
   };
 
@@ -43,7 +43,7 @@ export function timedWebSocketClass(): { WebSocket: typeof WebSocket; recorder: 
           const sentAt = sent.get(requestId);
           if (sentAt !== undefined) {
             sent.delete(requestId);
-            match(requestId, receivedAt, sentAt);
+            match(receivedAt, sentAt);
           } else received.set(requestId, receivedAt);
         }
       }
@@ -59,7 +59,7 @@ export function timedWebSocketClass(): { WebSocket: typeof WebSocket; recorder: 
         const receivedAt = received.get(requestId);
         if (receivedAt !== undefined) {
           received.delete(requestId);
-          match(requestId, receivedAt, sentAt);
+          match(receivedAt, sentAt);
         } else sent.set(requestId, sentAt);
       }
     }

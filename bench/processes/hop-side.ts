@@ -9,7 +9,7 @@ import { WebSocket, WebSocketServer, type RawData } from "ws";
 import { serveParent } from "../harness/child-process.js";
 import type * as RelayModule from "../harness/relay-entry.js";
 
-import { RELAY_BENCH_KEY } from "./hop-side.constants.js";
+import { RELAY_BENCH_KEY } from "./relay-bench-key.js";
 
 const bundle = process.env.TOOLRELAY_BENCH_RELAY;
 const { startRelay }: typeof RelayModule = bundle ? await import(pathToFileURL(bundle).href) : await import("../harness/relay-entry.js");

@@ -121,8 +121,10 @@ export async function runRealTurn(config: RealTurnConfig, log: Log): Promise<Sui
       details: { sdkMicrosPerCall: calls, turnMillis: turns, eventMicros: events, toolResultsPerTurn: summarize(toolResults) },
     };
   } finally {
-    await session?.close().catch(() => undefined);
-    await server?.stop();
-    await model?.close();
+    // Each step on its own: a failing one (the peer harness removing a HOME the app-server still
+    // writes to) must not leave the others running.
+    await session?.close().catch((error: unknown) => log(`real turn: session close failed: ${String(error)}`));
+    await server?.stop().catch((error: unknown) => log(`real turn: app-server stop failed: ${String(error)}`));
+    await model?.close().catch((error: unknown) => log(`real turn: model server close failed: ${String(error)}`));
   }
 }

@@ -16,7 +16,7 @@ import type { Log, ResultRow, SuiteResult } from "../harness/report-types.js";
 import { latencyRounds, throughputRounds } from "../harness/rounds.js";
 import { createSession } from "../harness/sdk.js";
 import { formatMicros, formatRate, ratio, summarize } from "../harness/stats.js";
-import { RELAY_BENCH_KEY } from "../processes/hop-side.constants.js";
+import { RELAY_BENCH_KEY } from "../processes/relay-bench-key.js";
 
 export interface RelayHopConfig {
   warmupIterations: number;

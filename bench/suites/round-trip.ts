@@ -77,19 +77,10 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
     if (config.mcp) clients.push(await startSdkMcpClient(url, "toolrelay+mcp"));
     const labels = clients.map((client) => client.label);
 
-    const latency = await latencyRounds(runtime, labels, config);
-    log(`round trip: ${config.rounds} rounds × ${config.iterationsPerRound} per client done`);
-
-    const { rates, loaded } = await throughputRounds(runtime, labels, {
-      rounds: config.throughputRounds,
-      inFlight: config.inFlight,
-      batchSize: (label) => (label === "toolrelay+mcp" ? config.mcpThroughputCalls : config.throughputCalls),
-    });
-    log(`throughput: ${config.throughputRounds} rounds done`);
-
+    // In-process handling time first, on two instrumented connections kept off the end-to-end figures;
+    // it also sets the busy-wait of the control variant below.
     let handling: { base: Summary; sdk: Summary } | undefined;
     if (config.handling) {
-      // Separate, instrumented connections, kept off the end-to-end figures.
       const timedBaseline = timedWebSocketClass();
       const timedSdk = timedWebSocketClass();
       clients.push(await startBaselineClient(url, "baseline-timed", { WebSocket: timedBaseline.WebSocket }));
@@ -106,6 +97,20 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
       handling = { base: summarize(pooled.get("baseline-timed")!), sdk: summarize(pooled.get("toolrelay-timed")!) };
       log(`handling time: ${config.rounds} rounds done`);
     }
+    // Control: the raw handler burning, per call, the CPU time the SDK adds (handling p50 difference).
+    const spinMicros = handling ? Math.max(0, handling.sdk.p50 - handling.base.p50) : 0;
+    if (handling) clients.push(await startBaselineClient(url, "baseline+spin", { spinMicros: () => spinMicros }));
+    const latencyLabels = handling ? [...labels, "baseline+spin"] : labels;
+
+    const latency = await latencyRounds(runtime, latencyLabels, config);
+    log(`round trip: ${config.rounds} rounds × ${config.iterationsPerRound} per client done`);
+
+    const { rates, loaded } = await throughputRounds(runtime, labels, {
+      rounds: config.throughputRounds,
+      inFlight: config.inFlight,
+      batchSize: (label) => (label === "toolrelay+mcp" ? config.mcpThroughputCalls : config.throughputCalls),
+    });
+    log(`throughput: ${config.throughputRounds} rounds done`);
 
     const figures = new Map<string, VariantFigures>(
       labels.map((label) => [
@@ -115,13 +120,17 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
     );
     return {
       name: "round-trip",
-      rows: [...roundTripRows(figures, config), ...(handling ? handlingRows(handling.base, handling.sdk) : [])],
+      rows: [
+        ...roundTripRows(figures, config),
+        ...(handling ? handlingRows(handling.base, handling.sdk, summarize(latency.get("baseline+spin")!), figures.get("baseline")!.latency, spinMicros) : []),
+      ],
       notes: [
         `Runtime side: bench/processes/runtime-side.ts, a separate Node process with a \`ws\` server on 127.0.0.1 that answers \`runtime_start\` like the app-server, sends \`external_tool_call_request\` frames (distinct \`tool_call_id\`s, input \`{}\`) and times each until its \`external_tool_call_response\` arrives (\`process.hrtime\`). All clients are connected to it at once; ${config.rounds} rounds alternate between them in rotating order, ${config.iterationsPerRound} sequential round trips per client per round, after ${config.warmupIterations} warm-up round trips each; samples are pooled.`,
         "Baseline: a raw `ws` client in the bench process — `JSON.parse`, call the no-op, `JSON.stringify` the response, `send`; no validation (bench/harness/clients.ts). toolrelay: `createSession({ backend: { kind: \"local\", url } })` with a `defineTool` no-op (zod input `z.object({})`). toolrelay → MCP stdio: the same session whose tool calls an MCP stdio server child process (`@modelcontextprotocol/sdk` 1.32 `Client` + `StdioClientTransport`, bench/processes/mcp-noop-server.mjs).",
         `Throughput: the runtime side keeps ${config.inFlight} calls in flight on one connection (a new call as each answer arrives), ${config.throughputCalls} calls per batch (${config.mcpThroughputCalls} for the MCP variant), ${config.throughputRounds} batches per client in rotating order after one warm-up batch each; the figure is the median batch rate.`,
         ...(config.handling
           ? [
+              "Control: a third raw handler that busy-waits, on every call, the SDK's extra handling time (toolrelay − baseline handling p50) before answering, measured in the same latency rounds. It shows what that much CPU time per call costs end to end on this machine whoever spends it: on this 2-vCPU VM a reply that comes a few tens of µs later seems to find the runtime side's CPU idle and pays for waking it, so the end-to-end ratio grows faster than the CPU time.",
               "In-process handling time: two further connections whose `ws` WebSocket subclass (bench/harness/timed-web-socket.ts; the SDK takes it as `backend.WebSocket`) reads `process.hrtime` when a request is handed to the socket's `message` listeners and when the matching response is given to `send()` — the client's own work per call (decode, validate, dispatch, run the tool, encode) without the network, the kernel or the runtime side. Same rounds as the round trip.",
             ]
           : []),
@@ -131,7 +140,7 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
         ...Object.fromEntries(
           [...figures].map(([label, value]) => [label, { latencyMicros: value.latency, ratesPerSecond: value.rates, loadedLatencyMicros: value.loaded }]),
         ),
-        ...(handling ? { handlingMicros: { baseline: handling.base, toolrelay: handling.sdk } } : {}),
+        ...(handling ? { handlingMicros: { baseline: handling.base, toolrelay: handling.sdk }, controlSpinMicros: spinMicros, controlLatencyMicros: summarize(latency.get("baseline+spin")!) } : {}),
       },
     };
   } finally {
@@ -191,8 +200,8 @@ function roundTripRows(figures: Map<string, VariantFigures>, config: RoundTripCo
   return rows;
 }
 
-function handlingRows(base: Summary, sdk: Summary): ResultRow[] {
-  return (["p50", "p99"] as const).map((quantile) => ({
+function handlingRows(base: Summary, sdk: Summary, control: Summary, baseLatency: Summary, spinMicros: number): ResultRow[] {
+  const rows: ResultRow[] = (["p50", "p99"] as const).map((quantile) => ({
     section: "1. Round trip",
     measure: `in-process handling time ${quantile}`,
     baselineName: "raw ws handler",
@@ -202,4 +211,15 @@ function handlingRows(base: Summary, sdk: Summary): ResultRow[] {
     ratio: ratio(sdk[quantile], base[quantile]),
     note: quantile === "p50" ? `the SDK's own work: +${formatMicros(sdk.p50 - base.p50)} per call at p50 (${sdk.count} calls)` : undefined,
   }));
+  rows.push({
+    section: "1. Round trip",
+    measure: `control: latency p50 of the raw handler busy-waiting ${formatMicros(spinMicros)} per call`,
+    baselineName: "raw ws handler",
+    baselineValue: formatMicros(baseLatency.p50),
+    candidateName: "raw ws handler + spin",
+    candidateValue: formatMicros(control.p50),
+    ratio: ratio(control.p50, baseLatency.p50),
+    note: `what the SDK's extra CPU time per call costs end to end on this machine, whoever spends it (p99 ${formatMicros(control.p99)})`,
+  });
+  return rows;
 }

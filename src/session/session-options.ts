@@ -65,6 +65,13 @@ export interface SessionOptions {
    */
   workspace?: "isolated" | { cwd: string };
   /**
+   * Re-register the full tool set (`runtime_external_tools_update`) before
+   * every turn. For a runtime shared by several controllers (one cloud
+   * environment, several clients), where another client's `runtime_start`
+   * replaces your tools. Costs one round trip per turn. Default `false`.
+   */
+  reassertToolsEachTurn?: boolean;
+  /**
    * A running turn silent this long (no frame, no client tool running) is
    * probed with a `sync`, so a turn end lost across a reconnect is recovered
    * from the replayed loop status. In ms; `0` disables. Default 5_000.

@@ -52,6 +52,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #approvals: ApprovalResponder;
   #runtime: RuntimeScope | undefined;
   #turns: TurnTracker;
+  /** The input of the running turn until the runtime accepted it (re-sent after a cloud reconnect). */
+  #unacceptedInput: (InputFrame & { request_id: string }) | undefined;
   #turn: Turn | undefined;
   #closing: Promise<void> | undefined;
   #abortTimer: TimerHandle | undefined;
@@ -201,8 +203,15 @@ export class Session extends EventEmitter<SessionEvents> {
         exclude_interactive_tools: true,
       },
     } as InputFrame & { request_id: string };
-    this.#tracker
-      .request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs })
+    const ready = this.#parts.options.reassertToolsEachTurn ? this.#reassertTools(runtime) : Promise.resolve();
+    ready
+      .then(() => {
+        this.#unacceptedInput = frame;
+        return this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
+      })
+      .finally(() => {
+        if (this.#unacceptedInput === frame) this.#unacceptedInput = undefined;
+      })
       .then((accepted) => {
         if (!accepted.accepted) {
           turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
@@ -219,6 +228,21 @@ export class Session extends EventEmitter<SessionEvents> {
       }
     }
     return turn;
+  }
+
+  /** Replace this runtime's tools with the session's full set again (shared-ownership guard). */
+  async #reassertTools(runtime: RuntimeScope): Promise<void> {
+    const response = await this.#tracker.request(
+      {
+        type: "runtime_external_tools_update",
+        request_id: nextRequestId("tools-update"),
+        updates: [{ runtimes: [runtime], external_tools: this.#parts.startInput.tools }],
+      },
+      { responseType: "runtime_external_tools_update_response", timeoutMs: this.#parts.requestTimeoutMs },
+    );
+    if (!response.success) {
+      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused to re-register the tools: ${response.error ?? "no reason given"}`);
+    }
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */
@@ -320,6 +344,9 @@ export class Session extends EventEmitter<SessionEvents> {
       await this.#register();
       if (this.#link.keepsPendingCallsAcrossReconnect && this.#runtime) {
         this.#link.send({ type: "sync", runtime: this.#runtime, recover_approvals: true, force_device_status: true });
+        // An input written as the socket died may be lost. Re-sending it is safe: the runtime
+        // deduplicates messages by client_message_id and answers the same request_id.
+        if (this.#unacceptedInput) this.#link.send(this.#unacceptedInput);
       }
     } catch (error) {
       this.emit("error", asToolrelayError(error));

@@ -3,7 +3,7 @@
  * subpaths, `instanceof ToolrelayError` across the two copies, and docs that
  * list every error code. `npm test` builds before it runs the tests.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 
@@ -42,11 +42,24 @@ describe("package surface", () => {
     expect(typeof cjs.startScriptedRuntime).toBe("function");
   });
 
-  it("keeps dependencies out of the bundle (zod is a peer, ws and the Letta client are dependencies)", () => {
-    const bundle = readFileSync(built("dist/index.js"), "utf8");
-    expect(bundle).toMatch(/from ["']zod["']/);
-    expect(bundle).toMatch(/from ["']ws["']/);
-    expect(bundle.length).toBeLessThan(400_000);
+  it("keeps dependencies out of the bundle (zod and the ACP SDK are peers; ws and the Letta client are dependencies)", () => {
+    built("dist/index.js");
+    const files = readdirSync(new URL("dist/", root), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".js"));
+    const code = files.map((name) => readFileSync(new URL(`dist/${name}`, root), "utf8")).join("\n");
+    expect(code).toMatch(/from ["']zod["']/);
+    expect(code).toMatch(/from ["']ws["']/);
+    expect(code).toMatch(/from ["']@agentclientprotocol\/sdk["']/);
+    expect(code).not.toMatch(/class ZodError|var ZodError|ZodFirstPartyTypeKind/);
+    expect(code.length).toBeLessThan(600_000);
+  });
+
+  it("ships the relay and ACP subpaths in both formats", async () => {
+    for (const [path, name] of [["relay", "startRelay"], ["acp", "startAcpAgent"]] as const) {
+      const esm = (await import(built(`dist/${path}/index.js`))) as Record<string, unknown>;
+      const cjs = require(built(`dist/${path}/index.cjs`)) as Record<string, unknown>;
+      expect(typeof esm[name], `${path} ESM`).toBe("function");
+      expect(typeof cjs[name], `${path} CJS`).toBe("function");
+    }
   });
 
   it("documents every error code in docs/errors.md", () => {

@@ -16,20 +16,23 @@
  * - the schedule (faults, recovery and fresh turn) took ≤ 2 s;
  * and, over the whole run, no uncaught error or unhandled rejection.
  *
- * A failure names the seed: `CHAOS_SEED=<seed> npx vitest run test/reliability/chaos-schedules.test.ts`.
+ * A failure names the seed: `CHAOS_SEED=<seed> npx vitest run test/reliability/chaos-schedules.test.ts`
+ * (CHAOS_SCHEDULES=<n> to run fewer or more; CHAOS_DEBUG=1 prints the runtime's control frames
+ * on failure; CHAOS_AVOID_KNOWN_BUGS=1 — see below).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startFaultProxy, startScriptedRuntime, type FaultProxy, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
-import { DISRUPTIVE_FAULTS, describeSchedule, generateSchedule, playFaults, type ChaosSchedule, type FaultKind } from "./support/chaos-schedule.js";
+import { describeSchedule, generateSchedule, playFaults, type ChaosSchedule } from "./support/chaos-schedule.js";
 import { Prng, seedFromEnvironment } from "./support/prng.js";
-import { sleep, sleepUnlessAborted, until, within } from "./support/wait.js";
+import { TIME_SCALE, scaled, sleep, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const SCHEDULES = Number(process.env.CHAOS_SCHEDULES ?? 50);
 const SEED = seedFromEnvironment("CHAOS_SEED");
 const SCHEDULE_BUDGET_MS = 2_000;
 const PING_INTERVAL_MS = 100;
+const AVOID_KNOWN_BUGS = process.env.CHAOS_AVOID_KNOWN_BUGS === "1";
 
 const executions = new Map<string, number>();
 const schedules: ChaosSchedule[] = [];
@@ -72,6 +75,8 @@ async function checkTurn(turn: ScriptedTurn, schedule: ChaosSchedule): Promise<v
 
 interface Figures {
   seed: number;
+  avoidKnownBugs: boolean;
+  timeScale: number;
   schedules: number;
   callsPerSchedule: number;
   requestsSent: number;
@@ -86,6 +91,8 @@ interface Figures {
   chaosTurnsFailedByLinkLoss: number;
   checkTurnRetries: number;
   faults: Record<string, number>;
+  /** Errors the session reported (and handled) by code: dropped links, request timeouts, ... */
+  sessionErrors: Record<string, number>;
   maxScheduleMs: number;
   meanScheduleMs: number;
   totalMs: number;
@@ -97,7 +104,7 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
   let session: Session;
   let reconnects = 0;
   let runningScripts = 0;
-  const openedAt: number[] = [];
+  const sessionErrors: Record<string, number> = {};
 
   beforeAll(async () => {
     process.on("uncaughtException", onUncaught);
@@ -123,18 +130,17 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         kind: "local",
         url: `ws://127.0.0.1:${proxy.port}/ws`,
         pingIntervalMs: PING_INTERVAL_MS,
-        connectTimeoutMs: 300,
+        connectTimeoutMs: scaled(300),
         backoff: { initialDelayMs: 10, maxDelayMs: 150 },
       },
       agent: { create: { model: "scripted/chaos" } },
       tools: [work],
       reconnectGraceMs: 400,
-      requestTimeoutMs: 1_000,
+      requestTimeoutMs: scaled(1_000),
     });
-    session.on("error", () => undefined);
+    session.on("error", (error) => void (sessionErrors[error.code] = (sessionErrors[error.code] ?? 0) + 1));
     session.on("connection-state-change", ({ state, previous }) => {
       if (state === "reconnecting" && previous === "open") reconnects++;
-      if (state === "open") openedAt.push(Date.now());
     });
   });
 
@@ -195,11 +201,16 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         }
         if (disrupted) schedulesWithReconnect++;
 
-        // STALE-TURN: wait until the runtime has wound the chaos turn down. Without this wait, the
-        // cancelled chaos turn's turn_finished ends the check turn (SDK bug "stale-turn-finished",
-        // pinned by sdk-regressions.test.ts); remove both waits once the session correlates turns.
-        await until(() => runningScripts === 0, "runtime idle", SCHEDULE_BUDGET_MS);
-        await sleep(25); // ... and its last frames crossed loopback
+        if (AVOID_KNOWN_BUGS) {
+          // Only with CHAOS_AVOID_KNOWN_BUGS=1: send the fresh turn once the runtime has wound the
+          // chaos turn down and the re-registration is long done. This sidesteps two open SDK bugs
+          // that the strict run (the default) finds: "stale-turn-finished" (the cancelled chaos
+          // turn's turn_finished ends the fresh turn) and "early-request-dropped" (a request that
+          // arrives right behind the re-registration answer is never answered). Both are pinned by
+          // sdk-regressions.test.ts; remove this switch once they are fixed.
+          await until(() => runningScripts === 0, "runtime idle", SCHEDULE_BUDGET_MS);
+          await sleep(25);
+        }
 
         // A fresh turn works (retried once only if the link that carried it died under it).
         let check = await session.send(`check:${index}`).result.catch((error: unknown) => error);
@@ -230,8 +241,18 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
 
         const elapsed = Date.now() - started;
         durations.push(elapsed);
-        expect(elapsed, `${where}: duration`).toBeLessThanOrEqual(SCHEDULE_BUDGET_MS);
+        expect(elapsed, `${where}: duration`).toBeLessThanOrEqual(scaled(SCHEDULE_BUDGET_MS));
       } catch (error) {
+        if (process.env.CHAOS_DEBUG) {
+          const interesting = new Set(["turn_finished", "input_accepted", "input", "runtime_start", "runtime_start_response", "abort_message"]);
+          const lines = [
+            ...runtime.sentFrames.map((record, order) => ({ order, dir: "R→C", record })),
+            ...runtime.frames.map((record, order) => ({ order, dir: "C→R", record })),
+          ]
+            .filter(({ record }) => interesting.has(record.type ?? ""))
+            .map(({ dir, record }) => `${dir} ${record.connectionId} ${record.text.slice(0, 220)}`);
+          console.error(lines.slice(-40).join("\n"));
+        }
         (error as Error).message = `[${where}] ${(error as Error).message}`;
         throw error;
       }
@@ -252,6 +273,8 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
     expect(duplicateExecutions).toBe(0);
     const figures: Figures = {
       seed: SEED,
+      avoidKnownBugs: AVOID_KNOWN_BUGS,
+      timeScale: TIME_SCALE,
       schedules: SCHEDULES,
       callsPerSchedule: schedules[0]?.calls.length ?? 0,
       requestsSent: runtime.calls.length,
@@ -265,13 +288,13 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
       chaosTurnsEnded,
       chaosTurnsFailedByLinkLoss: chaosTurnsFailed,
       checkTurnRetries: checkRetries,
-      faults: faultCounts as Record<FaultKind, number>,
+      faults: faultCounts,
+      sessionErrors,
       maxScheduleMs: Math.max(...durations),
       meanScheduleMs: Math.round(durations.reduce((sum, ms) => sum + ms, 0) / Math.max(1, durations.length)),
       totalMs: Date.now() - runStarted,
     };
     console.log(`chaos figures ${JSON.stringify(figures)}`);
     expect(figures.schedulesWithReconnect).toBeGreaterThan(0);
-    void DISRUPTIVE_FAULTS;
   }, 120_000);
 });

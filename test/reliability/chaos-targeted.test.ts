@@ -13,7 +13,7 @@ import { createSession, defineTool, type Session, type SessionOptions } from "..
 import { startFaultProxy, startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 import { exponentialBackoff } from "../../src/transport/backoff.js";
 import { LocalLink } from "../../src/transport/local-link.js";
-import { sleepUnlessAborted, until, within } from "./support/wait.js";
+import { scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -39,7 +39,7 @@ function waitingTool(name: string, executions: Map<string, number>, ms = 60_000)
   });
 }
 
-async function openSession(url: string, options: Partial<SessionOptions> & { backend?: Record<string, unknown> }): Promise<Session> {
+async function openSession(url: string, options: Omit<Partial<SessionOptions>, "backend"> & { backend?: Record<string, unknown> }): Promise<Session> {
   const { backend, ...rest } = options;
   const session = await createSession({
     backend: { kind: "local", url, pingIntervalMs: 0, ...backend },
@@ -81,8 +81,9 @@ describe("half-open link", () => {
         code: "CONNECTION_CLOSED",
       });
       const detectedAfter = losses[0]! - blackholedAt;
+      console.log(`half-open figures ${JSON.stringify({ pingIntervalMs, detectedAfterMs: detectedAfter, boundMs: 2 * pingIntervalMs })}`);
       expect(detectedAfter).toBeGreaterThan(0);
-      expect(detectedAfter).toBeLessThanOrEqual(2 * pingIntervalMs + 30);
+      expect(detectedAfter).toBeLessThanOrEqual(2 * pingIntervalMs + scaled(30));
       proxy.blackhole(false);
       await until(() => session.state === "open", "reconnected through the proxy", 3_000);
       await until(() => runtime.registrations().some((registration) => registration.name === "hold" && registration.connectionId !== "app-server-0"), "tools registered again");
@@ -174,7 +175,8 @@ describe("oversize frame", () => {
     const bigRecords = () => runtime.calls.filter((record) => record.toolCallId.startsWith("big-"));
     await until(() => bigRecords().length === 3 && bigRecords().every((record) => record.status !== "pending"), "big calls settled", 100);
     expect(bigRecords().map((record) => record.status)).toEqual(["connection-closed", "connection-closed", "connection-closed"]);
-    expect(outcome!.at - closedAt).toBeLessThanOrEqual(100);
+    console.log(`oversize figures ${JSON.stringify({ turnFailedAfterCloseMs: outcome!.at - closedAt, runtimeCallsSettled: bigRecords().map((record) => record.status) })}`);
+    expect(outcome!.at - closedAt).toBeLessThanOrEqual(scaled(100));
     // Only that socket: the other session's call is still pending, and then answered.
     expect(bystanderLosses).toEqual([]);
     quickRelease();
@@ -226,18 +228,22 @@ describe("runtime killed and restarted on the same port mid-call", () => {
 
     const retries = attempts.slice(attemptsBefore);
     // First retry: the default backoff starts at 50 ms with jitter (25–50 ms).
-    expect(retries[0]! - droppedAt).toBeLessThanOrEqual(100);
+    expect(retries[0]! - droppedAt).toBeLessThanOrEqual(scaled(100));
     // Later retries: exponential ceilings (100, 200, 400, ... ms, capped at 5 s) with full jitter.
     const gaps = retries.slice(1).map((at, index) => at - retries[index]!);
-    gaps.forEach((gap, index) => expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + 40));
+    gaps.forEach((gap, index) => expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40)));
     const ratios = gaps.slice(0, 3).map((gap, index) => gap / Math.min(5_000, 50 * 2 ** (index + 1)));
+    console.log(`restart figures ${JSON.stringify({ firstRetryAfterDropMs: retries[0]! - droppedAt, retryGapsMs: gaps, attemptsWhileDown: retries.length })}`);
     expect(ratios.some((ratio) => ratio < 0.9)).toBe(true);
     // The cap of the default backoff, at any attempt: ≤ 5 s.
     const worst = exponentialBackoff({ random: () => 0.999_999 });
     for (const attempt of [0, 5, 10, 20, 60]) expect(worst(attempt)).toBeLessThanOrEqual(5_000);
 
-    // The tools are registered again on the new runtime; a fresh turn works there.
-    expect(second.registrations().map((registration) => registration.name)).toEqual(["hold"]);
+    // The tools are registered again on the new runtime (the link reports "open" before its
+    // runtime_start is answered); a fresh turn works there.
+    const restarted = second;
+    await until(() => restarted.registrations().length > 0, "tools registered on the restarted runtime", 2_000);
+    expect(restarted.registrations().map((registration) => registration.name)).toEqual(["hold"]);
     await expect(within(session.send("fresh").result, "fresh turn", 2_000)).resolves.toMatchObject({
       stopReason: "end_turn",
       text: expect.stringContaining("fresh on app-server-0"),

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
 import { connectClient, startTcpTarget, textOf, type TcpTarget } from "./support/tcp-peers.js";
-import { sleep, until } from "./support/wait.js";
+import { scaled, sleep, until } from "./support/wait.js";
 
 let target: TcpTarget | undefined;
 let proxy: FaultProxy | undefined;
@@ -104,11 +104,14 @@ describe("startFaultProxy", () => {
     expect(textOf(target.connections[0]!)).toBe("before");
     expect(textOf(client)).toBe("before");
     expect(proxy.stats.bytesDropped).toBe("lost".length + "lost too".length);
+    expect(proxy.stats.halfOpenConnections).toBe(1);
     // The client goes away: the target is not told (that is what half-open means).
     client.socket.destroy();
+    await until(() => proxy.stats.halfOpenConnections === 0, "the client gave up");
     await sleep(100);
     expect(target.connections[0]!.closed).toBe(false);
     expect(target.connections[0]!.ended).toBe(false);
+    expect(proxy.stats.activeConnections).toBe(1);
   });
 
   it("a connection accepted during a blackhole never reaches the target; after blackhole(false) new ones do, blackholed ones stay dead", async () => {
@@ -141,12 +144,12 @@ describe("startFaultProxy", () => {
     await until(() => textOf(client) === expected, "all chunks echoed in order");
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(120 - 5);
-    expect(elapsed).toBeLessThan(1_000);
+    expect(elapsed).toBeLessThan(scaled(1_000));
     proxy.latency(0);
     const fast = Date.now();
     client.socket.write("x");
     await until(() => textOf(client).endsWith("x"), "echo without latency");
-    expect(Date.now() - fast).toBeLessThan(60);
+    expect(Date.now() - fast).toBeLessThan(scaled(60));
     expect(() => proxy.latency(-1)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
   });
 
@@ -215,7 +218,7 @@ describe("startFaultProxy", () => {
     const started = Date.now();
     client.socket.write("clear");
     await until(() => textOf(client) === "clear", "echo with no faults");
-    expect(Date.now() - started).toBeLessThan(200);
+    expect(Date.now() - started).toBeLessThan(scaled(200));
   });
 
   it("resets the client when the target refuses the connection", async () => {

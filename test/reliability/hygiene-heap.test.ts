@@ -18,12 +18,18 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const CALLS = Number(process.env.HEAP_CALLS ?? 10_000);
 const RECONNECTS = Number(process.env.HEAP_RECONNECTS ?? 1_000);
 const MiB = 1024 * 1024;
+const WARMUP_ROUNDS = 200;
 
 let runtime: LoadRuntime | undefined;
 let child: ChildProcess | undefined;
 afterEach(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  const running = child;
   child = undefined;
+  if (running && running.exitCode === null && running.signalCode === null) {
+    const exited = new Promise((resolve) => running.once("exit", resolve));
+    running.kill("SIGKILL");
+    await exited;
+  }
   await runtime?.close();
   runtime = undefined;
 });
@@ -57,9 +63,10 @@ describe("heap under churn", () => {
       await until(() => registered > before, "child re-registered", 5_000);
     };
 
-    // Warm-up (code paths compiled, buffers allocated), then the baseline.
-    for (let round = 0; round < 10; round++) {
-      await runtime.fire(10, "echo");
+    // Warm-up: 200 reconnects with one call each, so that the code of both paths is compiled and
+    // optimised (V8's code and feedback live on the heap too), then the baseline.
+    for (let round = 0; round < WARMUP_ROUNDS; round++) {
+      await runtime.fire(1, "echo");
       await reconnect();
     }
     const baseline = await measure();

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { until, within } from "./support/wait.js";
+import { TIME_SCALE, scaled, until, within } from "./support/wait.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -16,7 +16,12 @@ let runtime: ScriptedRuntime | undefined;
 const children: ChildProcess[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+  }
   await runtime?.close();
   runtime = undefined;
 });
@@ -65,12 +70,20 @@ describe("process exit after close()", () => {
     expect(report).toMatchObject({ pendingBeforeClose: 10, pendingAfterClose: 0 });
     const exitMs = exit.at - output.lineAt!;
     console.log(`process exit figures ${JSON.stringify({ exitAfterCloseMs: exitMs, resourcesAfterClose: report.resources })}`);
-    expect(exitMs).toBeLessThanOrEqual(1_000);
+    expect(exitMs).toBeLessThanOrEqual(scaled(1_000));
     // P4: close() answered the 10 hanging calls at once (cancelled), before the socket closed.
-    expect(runtime!.calls.map((record) => record.status)).toEqual(Array(100).fill("answered"));
-    const failed = runtime!.calls.filter((record) => record.result?.isError).map((record) => record.toolCallId);
-    expect(failed).toEqual(Array.from({ length: 10 }, (_, index) => `exit-${index * 10 + 9}`));
-  }, 20_000);
+    const hanging = Array.from({ length: 10 }, (_, index) => `exit-${index * 10 + 9}`);
+    const isHanging = (id: string) => hanging.includes(id);
+    if (TIME_SCALE === 1) {
+      expect(runtime!.calls.map((record) => record.status)).toEqual(Array(100).fill("answered"));
+      expect(runtime!.calls.filter((record) => record.result?.isError).map((record) => record.toolCallId)).toEqual(hanging);
+    } else {
+      // Under the leak check this runtime is slowed down so much that it misses close()'s 1 s
+      // close handshake; the socket is then terminated and the cancelled answers can be lost with it.
+      expect(runtime!.calls.filter((record) => !isHanging(record.toolCallId)).every((record) => record.status === "answered")).toBe(true);
+      expect(runtime!.calls.filter((record) => record.status === "pending")).toEqual([]);
+    }
+  }, scaled(20_000));
 
   it("without close(), the open session keeps the process alive (the measurement above can fail)", async () => {
     const { url } = await startRuntime();
@@ -82,5 +95,5 @@ describe("process exit after close()", () => {
     expect(exitedEarly, output.stderr).toBe(false);
     child.kill("SIGTERM");
     await within(exited, "child killed", 5_000);
-  }, 20_000);
+  }, scaled(20_000));
 });

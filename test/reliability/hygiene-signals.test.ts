@@ -13,7 +13,7 @@ import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/in
 import { sleep } from "./support/wait.js";
 
 const CALLS = 1_000;
-const TURNS = Number(process.env.SIGNAL_TURNS ?? 1_000);
+const TURNS = Number(process.env.SIGNAL_TURNS ?? 500);
 
 /** Everything queued as microtasks (settlements, `finally` cleanups) has run by then. */
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));

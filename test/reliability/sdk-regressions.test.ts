@@ -75,6 +75,84 @@ describe("SDK regressions", () => {
   });
 
   /*
+   * BUG stale-turn-finished, variant seen by the chaos suite with the TurnTracker
+   * (src/session/turn-tracker.ts): (1) onLoopStatus returns before #remember when no turn is
+   * active, so the run ids of the previous (cancelled) turn announced between two turns are
+   * forgotten; (2) a turn_finished whose run id is unknown ends the active turn even when the
+   * runtime answered its input `disposition: "queued"` and nothing showed it started. Here the
+   * runtime, on the new connection, announces the old turn's last run while no turn is active,
+   * queues the next message, then finishes the old turn (cancelled) before running the new one.
+   * Fix: remember run → message ids from every loop status (active turn or not), and let a
+   * turn_finished end a turn only when its run belongs to that turn's message — or, for a run id
+   * never announced, only once the turn is known to have started (input_accepted "started", or
+   * its message seen dequeued / in a loop status).
+   */
+  it("a queued turn is not ended by the previous turn's turn_finished announced between turns", async () => {
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const client of server.clients) client.terminate();
+          server.close(() => resolve());
+        }),
+    );
+    const scope = { agent_id: "agent-q", conversation_id: "conv-q" };
+    const envelope = (frame: Record<string, unknown>, seq: number) => ({ ...frame, runtime: scope, event_seq: seq, emitted_at: new Date().toISOString(), idempotency_key: `k-${seq}` });
+    const loop = (status: string, active: string[], byRun: Record<string, string[]>) => ({
+      type: "update_loop_status",
+      loop_status: { status, active_run_ids: active, client_message_ids_by_run_id: byRun, executing_tool_call_ids: [] },
+    });
+    let starts = 0;
+    let firstSocket: WebSocket | undefined;
+    server.on("connection", (socket) => {
+      let seq = 0;
+      const event = (frame: Record<string, unknown>) => socket.send(JSON.stringify(envelope(frame, ++seq)));
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString()) as { type: string; request_id: string; payload?: { messages?: Array<{ client_message_id: string }> } };
+        if (frame.type === "runtime_start") {
+          starts++;
+          firstSocket ??= socket;
+          socket.send(JSON.stringify({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: scope }));
+          // On the new connection: the old turn (message m1, cancelled) is still winding down in run-2.
+          if (starts === 2) event(loop("PROCESSING_API_RESPONSE", ["run-2"], { "run-2": ["m1"] }));
+          return;
+        }
+        if (frame.type !== "input") return;
+        const messageId = frame.payload!.messages![0]!.client_message_id;
+        if (starts === 1) {
+          socket.send(JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "started" }));
+          event(loop("PROCESSING_API_RESPONSE", ["run-1"], { "run-1": [messageId] }));
+          return;
+        }
+        // The second message waits behind the old turn; the old turn ends; then the new one runs.
+        socket.send(JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "queued" }));
+        event({ type: "turn_finished", turn_id: "turn-old", stop_reason: "cancelled", run_id: "run-2" });
+        event(loop("PROCESSING_API_RESPONSE", ["run-3"], { "run-3": [messageId] }));
+        event({ type: "stream_delta", delta: { type: "message", message_type: "assistant_message", id: "msg-3", run_id: "run-3", content: [{ type: "text", text: "second answer" }] } });
+        event(loop("WAITING_ON_INPUT", [], { "run-3": [messageId] }));
+        event({ type: "turn_finished", turn_id: "turn-new", stop_reason: "end_turn", run_id: "run-3" });
+      });
+    });
+    const session = await createSession({
+      backend: { kind: "local", url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`, pingIntervalMs: 0 },
+      agent: { id: "agent-q" },
+      conversation: "conv-q",
+    });
+    session.on("error", () => undefined);
+    cleanups.push(() => session.close());
+    const first = session.send("first");
+    await until(() => starts === 1 && firstSocket !== undefined, "first turn running");
+    await sleep(20);
+    firstSocket!.terminate();
+    await expect(within(first.result, "first turn fails", 2_000)).rejects.toMatchObject({ code: "CONNECTION_CLOSED" });
+    await until(() => starts === 2 && session.state === "open", "re-registered");
+    await sleep(20); // the old turn's loop status has arrived while no turn is active
+    const second = await within(session.send("second").result, "second turn", 3_000);
+    expect(second).toMatchObject({ stopReason: "end_turn", text: "second answer" });
+  });
+
+  /*
    * BUG early-request-dropped (src/session/session.ts #onReconnected, with CallTable.linkUp in
    * src/calls/call-table.ts): after a reconnect the session sends runtime_start, awaits its answer,
    * and only then calls `table.linkUp({ redeliver: false })`. Until then the table still believes

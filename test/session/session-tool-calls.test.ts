@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineTool, type ToolCallEndEvent, type TurnEvent } from "../../src/index.js";
+import { LocalLink } from "../../src/transport/local-link.js";
 import { deferred, scriptedRuntime, sessionOn, waitFor } from "./session-support.js";
 
 const weather = defineTool({
@@ -207,6 +208,27 @@ describe("session: client tool calls over the scripted runtime", () => {
     expect(result.stopReason).toBe("end_turn");
     expect(runtime.calls[0]!.result!.toolReturn).toBe("sunny in Oslo");
     expect(codes).toEqual(["LISTENER_FAILED"]);
+  });
+
+  it("reassertToolsEachTurn re-registers the full tool set before each turn, after another controller wiped it", async () => {
+    const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("get_weather", { city: "Rome" })) });
+    for (const reassert of [false, true]) {
+      const link = new LocalLink({ url: runtime.url, pingIntervalMs: 0 });
+      const session = await sessionOn(runtime, { backend: { kind: "link", link }, tools: [weather], reassertToolsEachTurn: reassert });
+      // Another controller speaking through the same connection id (one cloud environment) replaces the set with nothing.
+      link.send({
+        type: "runtime_external_tools_update",
+        request_id: `wipe-${reassert}`,
+        updates: [{ runtimes: [{ agent_id: session.agentId, conversation_id: session.conversationId }], external_tools: [] }],
+      });
+      await waitFor(() => runtime.frames.some((record) => record.type === "runtime_external_tools_update" && (record.frame as { request_id: string }).request_id === `wipe-${reassert}`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await session.send("go").result;
+      const last = runtime.calls.at(-1);
+      if (reassert) expect(last?.result?.toolReturn).toBe("sunny in Rome");
+      else expect(last === undefined || last.result?.toolReturn !== "sunny in Rome").toBe(true);
+      await session.close();
+    }
   });
 
   it("send() while a turn runs throws TURN_IN_PROGRESS", async () => {

@@ -237,7 +237,8 @@ export function spawnPeerProcess(options: SpawnPeerOptions): PeerProcess {
         );
         lineListeners.add(onLine);
         exited.then((info) => {
-          // Let the streams flush their last lines first.
+          // Let the streams flush their last lines first (only while this wait is still open).
+          if (!lineListeners.has(onLine)) return;
           setTimeout(() => {
             if (!lineListeners.has(onLine)) return;
             finish(
@@ -254,10 +255,12 @@ export function spawnPeerProcess(options: SpawnPeerOptions): PeerProcess {
         const graceMs = stopOptions.graceMs ?? 1000;
         if (!exitInfo) {
           killGroup(pid, "SIGTERM");
+          let graceTimer: NodeJS.Timeout | undefined;
           const gone = await Promise.race([
             exited.then(() => true),
-            new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs)),
+            new Promise<boolean>((resolve) => (graceTimer = setTimeout(() => resolve(false), graceMs))),
           ]);
+          clearTimeout(graceTimer);
           if (!gone) killGroup(pid, "SIGKILL");
           await exited;
         }

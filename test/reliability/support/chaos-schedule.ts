@@ -9,9 +9,6 @@ import type { Prng } from "./prng.js";
 
 export type FaultKind = "reset" | "closeAll" | "blackhole" | "pauseReading" | "refuseNew" | "latency" | "byteByByte";
 
-/** Faults that end the connection (at once, or through the heartbeat). */
-export const DISRUPTIVE_FAULTS: readonly FaultKind[] = ["reset", "closeAll", "blackhole", "pauseReading"];
-
 export interface FaultStep {
   kind: FaultKind;
   /** When it starts, in ms after the turn was sent. */

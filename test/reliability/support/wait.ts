@@ -1,7 +1,8 @@
 /** Waiting helpers with deadlines for the reliability suites. */
 
-/** Poll `check` every 5 ms until it returns a truthy value; rejects after `timeoutMs`, naming `what`. */
+/** Poll `check` every 5 ms until it returns a truthy value; rejects after `timeoutMs` (× TIME_SCALE), naming `what`. */
 export function until<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 5_000): Promise<T> {
+  timeoutMs = scaled(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   return new Promise<T>((resolve, reject) => {
     const poll = () => {
@@ -39,10 +40,11 @@ export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<voi
 }
 
 /**
- * `promise`, or a rejection naming `what` after `timeoutMs`. The deadline's own
+ * `promise`, or a rejection naming `what` after `timeoutMs` (× TIME_SCALE). The deadline's own
  * promise is always settled and its timer cleared (no async leak either way).
  */
 export async function within<T>(promise: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+  timeoutMs = scaled(timeoutMs);
   const timedOut = Symbol("timed out");
   let timer: NodeJS.Timeout | undefined;
   let release!: () => void;
@@ -58,4 +60,18 @@ export async function within<T>(promise: Promise<T>, what: string, timeoutMs: nu
     clearTimeout(timer);
     release();
   }
+}
+
+/**
+ * Deadlines and time budgets of the reliability suites are multiplied by this
+ * (env RELIABILITY_TIME_SCALE, default 1). scripts/check-async-leaks.mjs sets
+ * it, because vitest's async-leak detection records a stack trace for every
+ * async resource and slows the test process down several times. The figures in
+ * docs/reliability.md come from runs at scale 1.
+ */
+export const TIME_SCALE = Math.max(1, Number(process.env.RELIABILITY_TIME_SCALE ?? 1) || 1);
+
+/** `ms` × {@link TIME_SCALE}. */
+export function scaled(ms: number): number {
+  return ms * TIME_SCALE;
 }
