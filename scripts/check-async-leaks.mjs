@@ -29,6 +29,7 @@ const environment = {
   SIGNAL_TURNS: "200",
   HEAP_CALLS: "2000",
   HEAP_RECONNECTS: "200",
+  TOOLRELAY_MODEL_RUNS: "500",
   ...process.env,
   NO_COLOR: "1",
   FORCE_COLOR: "0",

@@ -217,8 +217,12 @@ export class CallTable {
   /** Send the held response of `entry` for `requestId` if the link is up; after close, one that cannot be sent is dropped. */
   #flush(entry: ReplayEntry, requestId: string): void {
     if (entry.deliveries.get(requestId) !== "held") return;
-    if (!this.#linkDown && this.#write(requestId, entry.response)) entry.deliveries.set(requestId, "sent");
-    else if (this.#closed) entry.deliveries.set(requestId, "dropped");
+    if (!this.#linkDown && this.#write(requestId, entry.response)) {
+      entry.deliveries.set(requestId, "sent");
+      // Sent from an entry already evicted to a tombstone: the tombstone must know it, or a repeat of
+      // this request id would get the "expired" answer as a second frame.
+      this.#cache.noteExpiredAnswer(entry.keyId, requestId);
+    } else if (this.#closed) entry.deliveries.set(requestId, "dropped");
   }
 
   #write(requestId: string, response: ToolCallResponseBody): boolean {

@@ -10,6 +10,7 @@
  */
 import { ToolrelayError } from "../errors.js";
 import type { CallOutcome } from "./call-outcome.js";
+import { FifoMap } from "./fifo-map.js";
 import type { ToolCallResponseBody } from "./outcome-shapes.js";
 
 /** Default number of cached outcomes: 1,024. */
@@ -75,9 +76,11 @@ export class ReplayCache {
   readonly tombstoneAgeMs: number;
   #now: () => number;
   /** In insertion (= settlement) order, oldest first. */
-  #entries = new Map<string, ReplayEntry>();
+  #entries = new FifoMap<ReplayEntry>();
   /** keyId → the evicted call, oldest first. */
-  #tombstones = new Map<string, Tombstone>();
+  #tombstones = new FifoMap<Tombstone>();
+  /** Evicted entries whose response is still held for a request (delivered when the link returns). */
+  #heldEvicted = new Set<ReplayEntry>();
   /** Request ids kept in all tombstones together. */
   #tombstoneRequestIds = 0;
 
@@ -121,10 +124,7 @@ export class ReplayCache {
     this.#entries.delete(entry.keyId);
     this.#forget(entry.keyId);
     this.#entries.set(entry.keyId, entry);
-    while (this.#entries.size > this.maxEntries) {
-      const oldest = this.#entries.values().next().value as ReplayEntry;
-      this.#evict(oldest);
-    }
+    while (this.#entries.size > this.maxEntries) this.#evict(this.#entries.oldest()![1]);
   }
 
   /** Every cached entry, oldest first (a snapshot: safe to change the cache while iterating). */
@@ -149,7 +149,12 @@ export class ReplayCache {
   /** Every response still waiting for the link, as `[entry, requestId]`, oldest entry first (a snapshot). */
   held(): Array<[ReplayEntry, string]> {
     const held: Array<[ReplayEntry, string]> = [];
-    for (const entry of this.entries()) {
+    // Evicted entries first (they are older); those with nothing held any more are let go.
+    const live = this.entries(); // may purge by age, moving entries into #heldEvicted
+    for (const entry of [...this.#heldEvicted]) {
+      if (!hasHeld(entry)) this.#heldEvicted.delete(entry);
+    }
+    for (const entry of [...this.#heldEvicted, ...live]) {
       for (const [requestId, state] of entry.deliveries) if (state === "held") held.push([entry, requestId]);
     }
     return held;
@@ -158,24 +163,33 @@ export class ReplayCache {
   /** Forget everything, tombstones included. */
   clear(): void {
     this.#entries.clear();
+    this.#heldEvicted.clear();
     this.#tombstones.clear();
     this.#tombstoneRequestIds = 0;
   }
 
   #purge(): void {
     const now = this.#now();
-    for (const entry of this.#entries.values()) {
-      if (now - entry.settledAt < this.maxAgeMs) break;
-      this.#evict(entry);
+    for (let oldest = this.#entries.oldest(); oldest !== undefined; oldest = this.#entries.oldest()) {
+      if (now - oldest[1].settledAt < this.maxAgeMs) break;
+      this.#evict(oldest[1]);
     }
-    for (const [keyId, tombstone] of this.#tombstones) {
-      if (now - tombstone.settledAt < this.tombstoneAgeMs) break;
-      this.#forget(keyId);
+    for (let oldest = this.#tombstones.oldest(); oldest !== undefined; oldest = this.#tombstones.oldest()) {
+      if (now - oldest[1].settledAt < this.tombstoneAgeMs) break;
+      this.#forget(oldest[0]);
     }
   }
 
   #evict(entry: ReplayEntry): void {
     this.#entries.delete(entry.keyId);
+    if (hasHeld(entry)) {
+      // Its response is still owed to a request (the link is down): keep the entry for delivery,
+      // outside the cache (no replay from it), bounded like the tombstones.
+      this.#heldEvicted.add(entry);
+      while (this.#heldEvicted.size > Math.max(this.maxTombstones, this.maxEntries)) {
+        this.#heldEvicted.delete(this.#heldEvicted.values().next().value as ReplayEntry);
+      }
+    }
     if (this.maxTombstones === 0 || this.#now() - entry.settledAt >= this.tombstoneAgeMs) return;
     const sentRequestIds: string[] = [];
     for (const [requestId, state] of entry.deliveries) if (state === "sent") sentRequestIds.push(requestId);
@@ -186,7 +200,7 @@ export class ReplayCache {
 
   #trimTombstones(): void {
     while (this.#tombstones.size > this.maxTombstones || this.#tombstoneRequestIds > this.maxTombstones) {
-      this.#forget(this.#tombstones.keys().next().value as string);
+      this.#forget(this.#tombstones.oldest()![0]);
     }
   }
 
@@ -196,6 +210,11 @@ export class ReplayCache {
     this.#tombstones.delete(keyId);
     this.#tombstoneRequestIds -= tombstone.sentRequestIds.length;
   }
+}
+
+function hasHeld(entry: ReplayEntry): boolean {
+  for (const state of entry.deliveries.values()) if (state === "held") return true;
+  return false;
 }
 
 function checkCount(name: string, value: number, minimum: number): number {

@@ -98,9 +98,13 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#link.on("state", (state, previous) => this.#onState(state, previous));
     this.#link.on("reconnected", () => void this.#onReconnected());
     this.#link.on("error", (error) => this.emit("error", error));
-    this.#link.on("invalid-frame", (error) =>
-      this.emit("error", new ToolrelayError("INVALID_FRAME", `ignored an invalid frame from the runtime: ${error}`)),
-    );
+    this.#link.on("invalid-frame", (error, frame) => {
+      this.emit("error", new ToolrelayError("INVALID_FRAME", `ignored an invalid frame from the runtime: ${error}`));
+      // P1: a tool call request the SDK cannot read still gets an answer (else the runtime waits 5 min).
+      if (frame?.type === "external_tool_call_request" && frame.requestId !== undefined) {
+        this.#link.send({ type: "external_tool_call_response", request_id: frame.requestId, error: `Invalid external_tool_call_request: ${error}` });
+      }
+    });
     const signal = options.signal;
     if (signal) {
       const onAbort = () => void this.close();
@@ -340,6 +344,9 @@ export class Session extends EventEmitter<SessionEvents> {
 
   async #onReconnected(): Promise<void> {
     if (this.#closing) return;
+    // First: the link is up. A request can arrive on the new socket right behind the
+    // re-registration answer; it must be answered, not held with the old socket's responses.
+    this.#dispatcher.table.linkUp({ redeliver: this.#link.keepsPendingCallsAcrossReconnect });
     try {
       await this.#register();
       if (this.#link.keepsPendingCallsAcrossReconnect && this.#runtime) {
@@ -351,8 +358,8 @@ export class Session extends EventEmitter<SessionEvents> {
     } catch (error) {
       this.emit("error", asToolrelayError(error));
     }
-    this.#dispatcher.table.linkUp({ redeliver: this.#link.keepsPendingCallsAcrossReconnect });
   }
+
 }
 
 function asToolrelayError(error: unknown): ToolrelayError {

@@ -78,16 +78,22 @@ export class TurnTracker {
   }
 
   onLoopStatus(frame: UpdateLoopStatusFrame): void {
-    const active = this.#for(frame.runtime);
-    if (!active) return;
-    this.#armProbe();
     const status = frame.loop_status;
+    const mine = this.#options.runtime();
+    const scope = scopeOf(frame.runtime);
+    if (mine && scope && !sameScope(scope, mine)) return;
+    const active = this.#for(frame.runtime);
+    // Which message each run answers is remembered even between turns: a late
+    // turn_finished of an earlier message must never end the next turn.
     let ours = false;
     for (const [runId, messageIds] of Object.entries(status.client_message_ids_by_run_id ?? {})) {
+      const mineToo = active !== undefined && messageIds.includes(active.clientMessageId);
       const first = messageIds[0];
-      if (first !== undefined) this.#remember(runId, messageIds.includes(active.clientMessageId) ? active.clientMessageId : first);
-      if (messageIds.includes(active.clientMessageId)) ours = true;
+      if (first !== undefined) this.#remember(runId, mineToo ? active!.clientMessageId : first);
+      if (mineToo) ours = true;
     }
+    if (!active) return;
+    this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
     if (idle && ours && active.settleTimer === undefined) {
       active.settleTimer = this.#options.timers.setTimeout(() => {

@@ -28,9 +28,29 @@ function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();
 }
 
+function rawHeaderCount(request: IncomingMessage, name: string): number {
+  let count = 0;
+  for (let index = 0; index < request.rawHeaders.length; index += 2) if (request.rawHeaders[index]?.toLowerCase() === name) count++;
+  return count;
+}
+
+/**
+ * DNS-rebinding guard: on a loopback bind, exactly one Host header naming a loopback host.
+ * (Node keeps only the first of duplicate Host / Authorization headers, so duplicates are counted raw.)
+ */
+function isAllowedHost(request: IncomingMessage, bindHost: string): boolean {
+  if (!isLoopbackHost(bindHost)) return true;
+  const host = request.headers.host;
+  if (typeof host !== "string" || rawHeaderCount(request, "host") !== 1) return false;
+  const hostname = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
+  return isLoopbackHost(hostname.toLowerCase());
+}
+
 /** `null` when authorized, else the 401 message of the real server. */
-function checkBearer(headers: IncomingHttpHeaders, expectedDigest: Buffer | undefined): string | null {
+function checkBearer(request: IncomingMessage, expectedDigest: Buffer | undefined): string | null {
   if (!expectedDigest) return null;
+  const headers: IncomingHttpHeaders = request.headers;
+  if (rawHeaderCount(request, "authorization") > 1) return "more than one authorization header";
   const header = headers.authorization;
   if (header === undefined) return "missing websocket bearer token";
   const separator = header.indexOf(" ");
@@ -79,10 +99,10 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? "/", "http://localhost").pathname;
-    if (request.headers.origin) return void response.writeHead(403).end();
+    if (request.headers.origin || !isAllowedHost(request, host)) return void response.writeHead(403).end();
     if (path === "/readyz" || path === "/healthz") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     if (path === "/app-server-info") {
-      const authError = checkBearer(request.headers, expectedDigest);
+      const authError = checkBearer(request, expectedDigest);
       if (authError) return void response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: authError }));
       return void response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(appServerInfoResponse("http-info", version)));
     }
@@ -92,9 +112,10 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
   server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on("error", () => socket.destroy());
     const url = new URL(request.url ?? "/", "http://localhost");
+    if (!isAllowedHost(request, host)) return rejectUpgrade(socket, 403, "Forbidden");
     if (url.pathname !== "/ws" && url.pathname !== "/") return rejectUpgrade(socket, 404, "Not Found");
     if (url.searchParams.has("channel")) return rejectUpgrade(socket, 426, "Upgrade Required");
-    const authError = checkBearer(request.headers, expectedDigest);
+    const authError = checkBearer(request, expectedDigest);
     if (authError) return rejectUpgrade(socket, 401, authError);
     if (request.headers.origin !== undefined && !expectedDigest) return rejectUpgrade(socket, 403, "Forbidden");
     if (core.closed) return rejectUpgrade(socket, 503, "Service Unavailable");

@@ -24,6 +24,11 @@ export type InputValidation = { ok: true; value: unknown } | { ok: false; issues
  * run) is reported as an issue at `(root)`.
  */
 export function validateToolInput(schema: z.ZodType, input: unknown): InputValidation {
+  // zod copies the unknown keys of loose / passthrough / catchall objects by assignment, and
+  // `out["__proto__"] = value` sets the output's PROTOTYPE: its keys would reach the tool as
+  // inherited fields no schema checked. Such a key is never a legitimate argument: refuse it.
+  const protoPath = findProtoKey(input);
+  if (protoPath !== undefined) return { ok: false, issues: [{ path: protoPath, message: 'the key "__proto__" is not allowed' }] };
   let result: z.ZodSafeParseResult<unknown>;
   try {
     result = z.safeParse(schema, input);
@@ -36,3 +41,19 @@ export function validateToolInput(schema: z.ZodType, input: unknown): InputValid
   return { ok: false, issues };
 }
 
+
+/** The path of the first own `__proto__` key inside `input` (iterative: inputs may be deep), if any. */
+function findProtoKey(input: unknown): string | undefined {
+  const stack: Array<[unknown, Array<string | number>]> = [[input, []]];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => stack.push([item, [...path, index]]));
+      continue;
+    }
+    if (Object.hasOwn(value, "__proto__")) return formatPath([...path, "__proto__"]);
+    for (const [key, item] of Object.entries(value)) stack.push([item, [...path, key]]);
+  }
+  return undefined;
+}

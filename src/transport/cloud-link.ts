@@ -252,7 +252,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       if (decoded.kind === "frame") {
         if (decoded.frame.type !== "pong") this.emit("frame", decoded.frame, envelope);
       } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
-      else this.emit("invalid-frame", decoded.error);
+      else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
     } catch (error) {
       this.#listenerThrew(error);
     }

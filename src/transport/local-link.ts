@@ -5,7 +5,7 @@ import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers, type TimerHandle } from "../internal/timers.js";
 import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff, type BackoffOptions } from "./backoff.js";
-import { openWebSocket, redact, type WebSocketConstructor } from "./open-web-socket.js";
+import { openWebSocket, redact, secretForms, type WebSocketConstructor } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
 
@@ -87,7 +87,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#options = options;
     this.#url = normaliseAppServerUrl(options.url);
     this.#timers = options.timers ?? systemTimers;
-    this.#secrets = options.token ? [options.token.trim()] : [];
+    this.#secrets = options.token ? secretForms(options.token.trim()) : [];
     const address = new URL(this.#url);
     this.connectionId = `local:${address.host}${address.pathname}#${randomBytes(4).toString("hex")}`;
     this.#reconnect = new ReconnectController({
@@ -187,7 +187,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       try {
         if (decoded.kind === "frame") this.emit("frame", decoded.frame, decoded.envelope);
         else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
-        else this.emit("invalid-frame", decoded.error);
+        else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
       } catch (error) {
         // Never throw into ws: report it and keep the link up.
         this.emit("error", new ToolrelayError("LISTENER_FAILED", "a link frame listener threw", { cause: error }));

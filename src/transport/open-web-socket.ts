@@ -26,6 +26,12 @@ export interface OpenWebSocketOptions {
   secrets?: readonly string[];
 }
 
+/** The forms a secret takes in text: raw, URL-encoded and form-encoded (all of them are redacted). */
+export function secretForms(secret: string): string[] {
+  const forms = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)];
+  return [...new Set(forms)].filter((form) => form.length > 0);
+}
+
 /** Replace every secret in `text` by `[redacted]`. */
 export function redact(text: string, secrets: readonly string[] | undefined): string {
   let result = text;

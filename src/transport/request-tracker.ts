@@ -55,11 +55,17 @@ export class RequestTracker {
       this.#pending.delete(requestId);
       return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: the link is ${this.#link.state}`));
     }
+    const timeoutError = new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
+      details: { requestId, timeoutMs },
+    });
     const withDeadline = pTimeout(answer, {
       milliseconds: timeoutMs,
-      message: new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
-        details: { requestId, timeoutMs },
-      }),
+      // Settle the inner promise too, so no promise of ours is left pending after a timeout.
+      fallback: () => {
+        if (this.#pending.get(requestId) === settle) this.#pending.delete(requestId);
+        settle!.reject(timeoutError);
+        return answer;
+      },
       customTimers: {
         setTimeout: ((callback: () => void, ms: number) => this.#timers.setTimeout(callback, ms)) as typeof setTimeout,
         clearTimeout: ((handle: Parameters<Timers["clearTimeout"]>[0]) => this.#timers.clearTimeout(handle)) as typeof clearTimeout,

@@ -18,7 +18,8 @@ export interface RuntimeLinkEvents {
   /** A frame whose `type` is not modelled. Ignored by the session (runtimes add frame types). */
   "unknown-frame": [type: string];
   /** A frame that could not be decoded (bad JSON, or a known type failing its schema). */
-  "invalid-frame": [error: string];
+  /** `frame`: the invalid frame's `type` and `request_id`, when it had them (a refused request can be answered). */
+  "invalid-frame": [error: string, frame?: { type?: string; requestId?: string }];
   /** Emitted after the state changed. */
   state: [state: LinkState, previous: LinkState];
   /** The link is open again after a drop (not emitted for the first open). */

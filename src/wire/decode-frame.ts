@@ -30,8 +30,11 @@ export type DecodedFrame<TFrame = InboundFrame> =
   | { kind: "frame"; frame: TFrame; envelope: FrameEnvelope }
   /** A JSON object with a string `type` this SDK does not model: ignore it. */
   | { kind: "unknown"; type: string; envelope: FrameEnvelope }
-  /** Not JSON, not an object, no string `type`, or a known type with a bad shape. */
-  | { kind: "invalid"; error: string; type?: string; envelope: FrameEnvelope };
+  /**
+   * Not JSON, not an object, no string `type`, or a known type with a bad shape. `requestId` is the
+   * frame's top-level string `request_id` when it has one (so a request can still be refused).
+   */
+  | { kind: "invalid"; error: string; type?: string; requestId?: string; envelope: FrameEnvelope };
 
 export interface DecodeFrameOptions {
   /** Deepest JSON nesting accepted. Default 256 (`DEFAULT_MAX_JSON_DEPTH`). */
@@ -69,7 +72,7 @@ function decodeWith<TFrame>(
   try {
     if (typeof text !== "string") return { kind: "invalid", error: "frame is not text", envelope: {} };
     const parsed = parseJson(text, options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
-    if (!parsed.ok) return { kind: "invalid", error: describeJsonError(parsed.error), envelope: {} };
+    if (!parsed.ok) return { kind: "invalid", error: describeJsonError(parsed.error), ...topLevelIds(text), envelope: {} };
     const value = parsed.value;
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return { kind: "invalid", error: "frame is not a JSON object", envelope: {} };
@@ -82,7 +85,8 @@ function decodeWith<TFrame>(
     if (schema === undefined) return { kind: "unknown", type, envelope };
     const result = schema.safeParse(record);
     if (!result.success) {
-      return { kind: "invalid", error: `${type}: ${formatIssues(result.error.issues)}`, type, envelope };
+      const requestId = typeof record.request_id === "string" ? record.request_id : undefined;
+      return { kind: "invalid", error: `${type}: ${formatIssues(result.error.issues)}`, type, ...(requestId === undefined ? {} : { requestId }), envelope };
     }
     // The schemas transform nothing, so the checked input is the frame; returning it
     // (not zod's copy) keeps a `__proto__` key an inert own property.
@@ -97,4 +101,19 @@ function describeJsonError(error: string): string {
   if (!error.startsWith("invalid JSON")) return error;
   const position = /position (\d+)/.exec(error);
   return position ? `invalid JSON at position ${position[1]}` : "invalid JSON";
+}
+
+/**
+ * `type` and `request_id` of a frame the depth cap refused: V8's JSON.parse is iterative (no stack
+ * overflow at any depth); only these two top-level strings are read, the value is dropped at once.
+ */
+function topLevelIds(text: string): { type?: string; requestId?: string } {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+    const { type, request_id: requestId } = value as Record<string, unknown>;
+    return { ...(typeof type === "string" ? { type } : {}), ...(typeof requestId === "string" ? { requestId } : {}) };
+  } catch {
+    return {};
+  }
 }

@@ -285,12 +285,16 @@ describe("CallTable link loss", () => {
     expect(settled.map((event) => event.outcome.kind)).toEqual(["disconnected", "disconnected", "disconnected"]);
   });
 
-  it("bounds held responses by the replay cache", () => {
-    const { table } = createHarness({ replay: { maxEntries: 3 } });
+  it("keeps responses held past cache eviction (they are owed), bounded by the tombstone cap", () => {
+    const { table, frames } = createHarness({ replay: { maxEntries: 3, maxTombstones: 5 } });
     table.linkDown();
     for (let index = 0; index < 10; index++) table.request(request(`r${index}`, callKey(`t${index}`), () => ok("x")));
-    expect(table.heldCount).toBe(3);
     expect(table.cachedCount).toBe(3);
+    // 3 in the cache + at most max(maxTombstones, maxEntries) = 5 evicted ones still owed.
+    expect(table.heldCount).toBe(8);
+    table.linkUp({ redeliver: true });
+    expect(frames.map((frame) => frame.requestId)).toEqual(["r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"]);
+    expect(table.heldCount).toBe(0);
   });
 
   it("an 'expired' answer is not held while the link is down", () => {

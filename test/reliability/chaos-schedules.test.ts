@@ -18,7 +18,7 @@
  *
  * A failure names the seed: `CHAOS_SEED=<seed> npx vitest run test/reliability/chaos-schedules.test.ts`
  * (CHAOS_SCHEDULES=<n> to run fewer or more; CHAOS_DEBUG=1 prints the runtime's control frames
- * on failure; CHAOS_AVOID_KNOWN_BUGS=1 — see below).
+ * on failure).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -32,7 +32,6 @@ const SCHEDULES = Number(process.env.CHAOS_SCHEDULES ?? 50);
 const SEED = seedFromEnvironment("CHAOS_SEED");
 const SCHEDULE_BUDGET_MS = 2_000;
 const PING_INTERVAL_MS = 100;
-const AVOID_KNOWN_BUGS = process.env.CHAOS_AVOID_KNOWN_BUGS === "1";
 
 const executions = new Map<string, number>();
 const schedules: ChaosSchedule[] = [];
@@ -75,7 +74,6 @@ async function checkTurn(turn: ScriptedTurn, schedule: ChaosSchedule): Promise<v
 
 interface Figures {
   seed: number;
-  avoidKnownBugs: boolean;
   timeScale: number;
   schedules: number;
   callsPerSchedule: number;
@@ -103,7 +101,6 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
   let proxy: FaultProxy;
   let session: Session;
   let reconnects = 0;
-  let runningScripts = 0;
   const sessionErrors: Record<string, number> = {};
 
   beforeAll(async () => {
@@ -113,15 +110,10 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
       heartbeatIntervalMs: PING_INTERVAL_MS,
       externalToolTimeoutMs: 5_000,
       script: async (turn) => {
-        runningScripts++;
-        try {
-          const [kind, indexText] = turn.userText.split(":");
-          const schedule = schedules[Number(indexText)]!;
-          if (kind === "chaos") await chaosTurn(turn, schedule, runtime);
-          else await checkTurn(turn, schedule);
-        } finally {
-          runningScripts--;
-        }
+        const [kind, indexText] = turn.userText.split(":");
+        const schedule = schedules[Number(indexText)]!;
+        if (kind === "chaos") await chaosTurn(turn, schedule, runtime);
+        else await checkTurn(turn, schedule);
       },
     });
     proxy = await startFaultProxy({ target: { host: "127.0.0.1", port: runtime.port } });
@@ -201,19 +193,12 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         }
         if (disrupted) schedulesWithReconnect++;
 
-        if (AVOID_KNOWN_BUGS) {
-          // Only with CHAOS_AVOID_KNOWN_BUGS=1: send the fresh turn once the runtime has wound the
-          // chaos turn down and the re-registration is long done. This sidesteps two open SDK bugs
-          // that the strict run (the default) finds: "stale-turn-finished" (the cancelled chaos
-          // turn's turn_finished ends the fresh turn) and "early-request-dropped" (a request that
-          // arrives right behind the re-registration answer is never answered). Both are pinned by
-          // sdk-regressions.test.ts; remove this switch once they are fixed.
-          await until(() => runningScripts === 0, "runtime idle", SCHEDULE_BUDGET_MS);
-          await sleep(25);
-        }
-
         // A fresh turn works (retried once only if the link that carried it died under it).
-        let check = await session.send(`check:${index}`).result.catch((error: unknown) => error);
+        let check = await within(
+          session.send(`check:${index}`).result.catch((error: unknown) => error),
+          `${where}: check turn`,
+          SCHEDULE_BUDGET_MS,
+        );
         if (!(check && typeof check === "object" && "stopReason" in check)) {
           expect(check, where).toMatchObject({ code: "CONNECTION_CLOSED" });
           checkRetries++;
@@ -273,7 +258,6 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
     expect(duplicateExecutions).toBe(0);
     const figures: Figures = {
       seed: SEED,
-      avoidKnownBugs: AVOID_KNOWN_BUGS,
       timeScale: TIME_SCALE,
       schedules: SCHEDULES,
       callsPerSchedule: schedules[0]?.calls.length ?? 0,

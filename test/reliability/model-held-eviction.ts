@@ -11,13 +11,22 @@
  * Shrunk counterexample: request(t0, async, timeout 0), linkDown,
  * advance(600000), linkUp(true) — the timeout response is held, ages out, and
  * r0 is never answered.
+ *
+ * BUG held-evicted-answered-twice (found by the same model against the first
+ * fix, which delivers held responses from evicted entries): the tombstone was
+ * written at eviction, when r0 was still "held", so after r0's response is sent
+ * from the evicted entry a redelivered r0 is answered "expired" — a second
+ * frame for one request id. Shrunk counterexample: linkDown, burst(0, t0, 4),
+ * burst(0, t4, 5), advance(1000), linkUp(true), repeatRequestId(r0).
  */
 import { CallTable, type CallOutcome } from "../../src/calls/index.js";
 import type { TimerHandle, Timers } from "../../src/internal/timers.js";
 
 export interface HeldEvictionResult {
-  /** Request ids that got a frame after the link came back. */
+  /** Request ids that got a frame after the link came back, one entry per frame. */
   answered: string[];
+  /** What `request` answered when r1 arrived AGAIN after the link came back (a redelivered frame). */
+  repeatDisposition: string;
   /** The frame texts, by request id. */
   texts: Map<string, string>;
 }
@@ -58,6 +67,7 @@ export function heldResponseEvictionScenario(by: "count" | "age"): HeldEvictionR
   const timers = manualTimers();
   let linkUp = true;
   const texts = new Map<string, string>();
+  const frames: string[] = [];
   const table = new CallTable({
     timers,
     reconnectGraceMs: 3_600_000,
@@ -65,6 +75,7 @@ export function heldResponseEvictionScenario(by: "count" | "age"): HeldEvictionR
     deliver(requestId, response) {
       if (!linkUp) return false;
       texts.set(requestId, "result" in response ? JSON.stringify(response.result.content) : response.error);
+      frames.push(requestId);
       return true;
     },
   });
@@ -80,7 +91,9 @@ export function heldResponseEvictionScenario(by: "count" | "age"): HeldEvictionR
     }
     linkUp = true;
     table.linkUp({ redeliver: true });
-    return { answered: [...texts.keys()], texts };
+    // The runtime redelivers r1's request: at most one frame per request id, so no second answer.
+    const repeatDisposition = table.request({ requestId: "r1", key: key("t1"), toolName: "tool", timeoutMs: 60_000, run: () => ok("again") });
+    return { answered: frames, texts, repeatDisposition };
   } finally {
     table.close();
   }

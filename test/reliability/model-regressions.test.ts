@@ -17,4 +17,13 @@ describe("CallTable regressions found by the model", () => {
       expect(texts.get("r1")).toMatch(/one|outcome unknown/);
     },
   );
+
+  it.each(["count", "age"] as const)(
+    "a held response delivered from an evicted entry is not answered again when its request is redelivered (by %s)",
+    (by) => {
+      const { answered, repeatDisposition } = heldResponseEvictionScenario(by);
+      expect(repeatDisposition).toBe("duplicate");
+      expect(answered.filter((requestId) => requestId === "r1")).toHaveLength(1);
+    },
+  );
 });

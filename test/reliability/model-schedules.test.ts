@@ -36,7 +36,8 @@ describe("model-based schedules (10,000 runs)", () => {
     const details = await fc.check(modelSchedulesProperty(coverage), { numRuns: RUNS, seed: SEED });
     const seconds = ((wallClock() - started) / 1_000).toFixed(1);
     if (details.failed) {
-      throw new Error(`${fc.defaultReportMessage(details) ?? "property failed"}\n\nseed ${SEED}; reproduce with: ${REPRODUCE}`);
+      const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      throw new Error(`${fc.defaultReportMessage(details) ?? "property failed"}\n\nFailure: ${cause}\nseed ${SEED}; reproduce with: ${REPRODUCE}`);
     }
     console.log(
       `model schedules: ${details.numRuns} runs, seed ${SEED}, ${seconds} s, ${coverage.steps} steps, ` +

@@ -1,7 +1,8 @@
 /**
- * Regression tests for SDK bugs found by the reliability suites. Each test
- * names the bug; it fails until the SDK is fixed (see docs/reliability.md,
- * "Bugs found").
+ * Regression tests for SDK bugs found by the reliability suites (chaos
+ * schedules, async-leak check). Each test names the bug, where it was and why;
+ * each failed on the SDK as it was, and keeps the fix in place (see
+ * docs/reliability.md, "Bugs found").
  */
 import { createHook } from "node:async_hooks";
 import type { AddressInfo } from "node:net";
@@ -38,7 +39,7 @@ async function sessionTo(runtime: ScriptedRuntime, tools: Parameters<typeof crea
 
 describe("SDK regressions", () => {
   /*
-   * BUG stale-turn-finished (src/session/session.ts, #onFrame → #turnFor): turn-scoped frames
+   * BUG stale-turn-finished (fixed; was in src/session/session.ts, #onFrame → #turnFor): turn-scoped frames
    * (stream_delta, turn_finished) are matched to the running Turn by runtime scope only. After a
    * reconnect the runtime may still be winding down the previous turn (cancelled when its
    * connection closed); the new connection is already subscribed, so that turn's
@@ -75,7 +76,7 @@ describe("SDK regressions", () => {
   });
 
   /*
-   * BUG stale-turn-finished, variant seen by the chaos suite with the TurnTracker
+   * BUG stale-turn-finished (fixed), variant seen by the chaos suite with the TurnTracker
    * (src/session/turn-tracker.ts): (1) onLoopStatus returns before #remember when no turn is
    * active, so the run ids of the previous (cancelled) turn announced between two turns are
    * forgotten; (2) a turn_finished whose run id is unknown ends the active turn even when the
@@ -153,7 +154,7 @@ describe("SDK regressions", () => {
   });
 
   /*
-   * BUG early-request-dropped (src/session/session.ts #onReconnected, with CallTable.linkUp in
+   * BUG early-request-dropped (fixed; was in src/session/session.ts #onReconnected, with CallTable.linkUp in
    * src/calls/call-table.ts): after a reconnect the session sends runtime_start, awaits its answer,
    * and only then calls `table.linkUp({ redeliver: false })`. Until then the table still believes
    * the link is down, so the response to any request that arrives on the NEW socket in that window
@@ -209,7 +210,7 @@ describe("SDK regressions", () => {
   });
 
   /*
-   * BUG request-promise-never-settles (src/transport/request-tracker.ts, request()): on timeout
+   * BUG request-promise-never-settles (fixed; was in src/transport/request-tracker.ts, request()): on timeout
    * p-timeout rejects the returned promise, but the inner `answer` promise (and p-timeout's
    * `promise.then(resolve, reject)`) never settle: the entry is deleted from #pending without
    * calling its reject. `vitest --detectAsyncLeaks` reports both as PROMISE leaks for every

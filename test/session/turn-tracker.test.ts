@@ -70,6 +70,7 @@ describe("TurnTracker", () => {
     tracker.onLoopStatus(loop("WAITING_ON_INPUT", [], { "run-1": ["cm-1"] }));
     vi.advanceTimersByTime(TURN_SETTLE_MS * 2);
     expect(turn.done).toBe(false);
+    turn.finish("end_turn");
   });
 
   it("probes a silent turn with a sync, but not while a client tool of it runs", () => {

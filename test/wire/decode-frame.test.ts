@@ -72,6 +72,7 @@ describe("decodeFrame: known types are checked", () => {
     expect(decodeFrame(text(frame))).toEqual({
       kind: "invalid",
       type: "external_tool_call_request",
+      requestId: frame.request_id,
       error: "external_tool_call_request: tool_name: Invalid input: expected string, received undefined",
       envelope: {},
     });
