@@ -54,6 +54,7 @@ function cloudOptions(stack: CloudStack, extra: Partial<SessionOptions>): Sessio
     conversation: "new",
     reconnectGraceMs: 15_000,
     requestTimeoutMs: 30_000,
+    turnStallProbeMs: 2_000,
     ...extra,
   };
 }
@@ -63,6 +64,9 @@ const directive = (row: string) => `CALL ledger_append {"row":"${row}"}`;
 /** 4 conversations of one agent, 5 turns each, the 4 conversations concurrently: 20 tool calls. */
 async function twentyCalls(stack: CloudStack, name: string, options: { delayMs: number; onStart?: (count: number) => void }) {
   const book = ledger(name);
+  const started0 = Date.now();
+  const trace: string[] = [];
+  const note = (line: string) => trace.push(`${Date.now() - started0}ms ${line}`);
   const tool = ledgerTool(book.path, { delayMs: options.delayMs });
   const sessions: Session[] = [];
   const ends: ToolCallEndEvent[] = [];
@@ -73,18 +77,36 @@ async function twentyCalls(stack: CloudStack, name: string, options: { delayMs: 
     for (let index = 1; index < 4; index++) {
       sessions.push(await createSession(cloudOptions(stack, { tools: [tool], agent: { id: first.agentId } })));
     }
-    for (const session of sessions) {
-      session.on("tool-call-end", (event) => ends.push(event));
-      session.on("tool-call-start", () => options.onStart?.(++starts));
-    }
+    sessions.forEach((session, index) => {
+      session.on("tool-call-end", (event) => {
+        ends.push(event);
+        note(`s${index} end ${event.outcome} ${event.requestIds.join(",")}`);
+      });
+      session.on("tool-call-start", (event) => {
+        note(`s${index} start ${event.requestId}`);
+        options.onStart?.(++starts);
+      });
+      session.on("tool-call-duplicate", (event) => note(`s${index} duplicate ${event.disposition} ${event.requestId}`));
+      session.on("connection-state-change", (event) => note(`s${index} ${event.previous} -> ${event.state}`));
+      session.on("error", (error) => note(`s${index} error ${error.code} ${error.message}`));
+    });
     const started = Date.now();
-    const results = await Promise.all(
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`the 20 calls did not finish within 60 s; trace:\n${trace.join("\n")}\n--- relay ---\n${stack.relayOutput().slice(-6_000)}`)), 60_000);
+    });
+    const results = await Promise.race([stalled, Promise.all(
       sessions.map(async (session, conversation) => {
         const turns: TurnResult[] = [];
-        for (let turn = 0; turn < 5; turn++) turns.push(await session.send(directive(`${name}-c${conversation}-t${turn}`)).result);
+        for (let turn = 0; turn < 5; turn++) {
+          note(`s${conversation} send t${turn}`);
+          const running = session.send(directive(`${name}-c${conversation}-t${turn}`));
+          for await (const event of running) note(`s${conversation} t${turn} ${event.type}${event.type === "stop" ? ` ${event.stopReason}` : ""}`);
+          turns.push(await running.result);
+        }
         return turns;
       }),
-    );
+    )]).finally(() => clearTimeout(timer));
     return { results: results.flat(), ends, rows: book.rows(), durationMs: Date.now() - started, sessions };
   } finally {
     for (const session of sessions) await session.close();
@@ -94,7 +116,7 @@ async function twentyCalls(stack: CloudStack, name: string, options: { delayMs: 
 describe("cloud backend through the reference relay and the real listener (paired mode)", () => {
   let stack: CloudStack;
   beforeAll(async () => {
-    stack = await startCloudStack({ listenerMode: "paired", envName: "toolrelay-live-paired" });
+    stack = await startCloudStack({ listenerMode: "paired", envName: "toolrelay-live-paired", relayArgs: ["--debug"] });
   }, 90_000);
   afterAll(async () => stack?.stop());
 

@@ -65,11 +65,16 @@ export class ToolCallRouter {
     this.offerUnowned();
   }
 
-  /** After a control socket (re)attached: calls it owns that it neither acknowledged nor still holds go out again. */
+  /**
+   * After a control socket (re)attached: every unanswered call it owns goes out again, unless the
+   * session still holds it for redelivery. Acknowledged ones too: an ack only says the frame
+   * reached the SDK's socket, not that it survived the drop; the SDK deduplicates by tool call
+   * (a call it runs or ran is joined or replayed, never run twice).
+   */
   resume(session: SdkSession): void {
     for (const call of this.calls.ownedBy(session)) {
       const seq = call.deliveredSeq;
-      if (seq !== undefined && (session.isAcknowledged("control", seq) || session.isHeld("control", seq))) continue;
+      if (seq !== undefined && session.isHeld("control", seq)) continue;
       call.deliveredSeq = session.deliver("control", call.text);
     }
     this.offerUnowned();

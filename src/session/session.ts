@@ -52,6 +52,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #approvals: ApprovalResponder;
   #runtime: RuntimeScope | undefined;
   #turns: TurnTracker;
+  /** The input frame of the running turn (re-sent, same client_message_id, when the runtime shows no sign of it). */
+  #currentInput: (InputFrame & { request_id: string }) | undefined;
   /** The input of the running turn until the runtime accepted it (re-sent after a cloud reconnect). */
   #unacceptedInput: (InputFrame & { request_id: string }) | undefined;
   #turn: Turn | undefined;
@@ -92,6 +94,9 @@ export class Session extends EventEmitter<SessionEvents> {
       isClientTool: (name) => parts.registry.get(name) !== undefined,
       pendingCalls: () => this.#dispatcher.table.pendingCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
+      resendInput: () => {
+        if (this.#currentInput) this.#link.send(this.#currentInput);
+      },
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));
@@ -210,6 +215,7 @@ export class Session extends EventEmitter<SessionEvents> {
     const ready = this.#parts.options.reassertToolsEachTurn ? this.#reassertTools(runtime) : Promise.resolve();
     ready
       .then(() => {
+        this.#currentInput = frame;
         this.#unacceptedInput = frame;
         return this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
       })

@@ -13,6 +13,11 @@ export interface TurnTrackerOptions {
   pendingCalls(): number;
   /** Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. */
   probe(runtime: RuntimeScope): void;
+  /**
+   * Send the running turn's input again (same client_message_id: the runtime deduplicates it);
+   * used when a quiet turn shows no sign that the runtime ever received its message.
+   */
+  resendInput(): void;
   /** Silence after which a running turn is probed, in ms. */
   stallProbeMs: number;
 }
@@ -25,6 +30,8 @@ interface ActiveTurn {
   clientMessageId: string;
   stopReason: string | undefined;
   aborted: boolean;
+  /** The runtime showed it has this turn's message (a run for it, or a delta). */
+  started: boolean;
   settleTimer: TimerHandle | undefined;
   probeTimer: TimerHandle | undefined;
 }
@@ -54,7 +61,7 @@ export class TurnTracker {
 
   begin(turn: Turn, clientMessageId: string): void {
     this.#stop();
-    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, settleTimer: undefined, probeTimer: undefined };
+    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, started: false, settleTimer: undefined, probeTimer: undefined };
     void turn.result.then(
       () => this.#release(turn),
       () => this.#release(turn),
@@ -69,6 +76,7 @@ export class TurnTracker {
   onDelta(frame: StreamDeltaFrame): void {
     const active = this.#for(frame.runtime);
     if (!active) return;
+    active.started = true;
     this.#armProbe();
     const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown };
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
@@ -93,6 +101,7 @@ export class TurnTracker {
       if (mineToo) ours = true;
     }
     if (!active) return;
+    if (ours) active.started = true;
     this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
     if (idle && ours && active.settleTimer === undefined) {
@@ -137,7 +146,10 @@ export class TurnTracker {
       active.probeTimer = undefined;
       const runtime = this.#options.runtime();
       if (active.turn.done || !runtime) return;
-      if (this.#options.pendingCalls() === 0) this.#options.probe(runtime);
+      if (this.#options.pendingCalls() === 0) {
+        this.#options.probe(runtime);
+        if (!active.started) this.#options.resendInput();
+      }
       this.#armProbe();
     }, this.#options.stallProbeMs);
   }

@@ -223,6 +223,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
         else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
       });
     }
+    // Frames that came before the pair was complete, in arrival order, before any later one.
+    for (const channel of ["control", "stream"] as const) {
+      for (const early of pair.takeEarly(channel)) this.#receive(pair, channel, socketText(early.data, early.isBinary));
+    }
     this.#watchdog.start();
   }
 

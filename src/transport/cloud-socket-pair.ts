@@ -1,3 +1,4 @@
+import type { RawData } from "ws";
 import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
@@ -10,6 +11,11 @@ export interface SocketPair {
   control: WebSocket;
   stream: WebSocket;
   acks: Record<CloudChannel, SequenceAckTracker>;
+  /**
+   * Take the frames that arrived on `channel` before the pair was complete (a relay
+   * redelivers on a socket as soon as it opens), in order, and stop buffering.
+   */
+  takeEarly(channel: CloudChannel): Array<{ data: RawData; isBinary: boolean }>;
 }
 
 export interface OpenSocketPairOptions {
@@ -30,8 +36,16 @@ export interface OpenSocketPairOptions {
  */
 export async function openSocketPair(options: OpenSocketPairOptions): Promise<SocketPair> {
   let closedEarly: CloudChannel | undefined;
+  // Frames can arrive on a socket the moment it opens, before the other one is open: keep them.
+  const early: Record<CloudChannel, Array<{ data: RawData; isBinary: boolean }>> = { control: [], stream: [] };
+  const buffering: Partial<Record<CloudChannel, (data: RawData, isBinary: boolean) => void>> = {};
   const open = async (channel: CloudChannel): Promise<WebSocket> => {
     const socket = await openWebSocket(options.urls[channel], {
+      onOpen: (opened) => {
+        const keep = (data: RawData, isBinary: boolean) => void early[channel].push({ data, isBinary });
+        buffering[channel] = keep;
+        opened.on("message", keep);
+      },
       headers: options.headers,
       WebSocket: options.WebSocket,
       maxPayload: options.maxPayload,
@@ -58,10 +72,16 @@ export async function openSocketPair(options: OpenSocketPairOptions): Promise<So
     stream.value.terminate();
     throw new ToolrelayError("CONNECT_FAILED", `the ${closedEarly ?? "cloud status"} socket closed before both were open`);
   }
+  const sockets = { control: control.value, stream: stream.value };
   return {
-    control: control.value,
-    stream: stream.value,
+    ...sockets,
     acks: { control: new SequenceAckTracker(), stream: new SequenceAckTracker() },
+    takeEarly(channel) {
+      const keep = buffering[channel];
+      if (keep) sockets[channel].off("message", keep);
+      buffering[channel] = undefined;
+      return early[channel].splice(0);
+    },
   };
 }
 

@@ -20,11 +20,13 @@ function say(text: string): StreamDeltaFrame {
 
 describe("TurnTracker", () => {
   let probes: number;
+  let resends: number;
   let pending: number;
   let tracker: TurnTracker;
   beforeEach(() => {
     vi.useFakeTimers();
     probes = 0;
+    resends = 0;
     pending = 0;
     tracker = new TurnTracker({
       timers: systemTimers,
@@ -32,6 +34,7 @@ describe("TurnTracker", () => {
       isClientTool: () => false,
       pendingCalls: () => pending,
       probe: () => void probes++,
+      resendInput: () => void resends++,
       stallProbeMs: 5_000,
     });
   });
@@ -80,12 +83,16 @@ describe("TurnTracker", () => {
     expect(probes).toBe(0);
     vi.advanceTimersByTime(1);
     expect(probes).toBe(1);
+    expect(resends).toBe(1); // no sign yet that the runtime has the message: send it again
     tracker.onDelta(say("x"));
     vi.advanceTimersByTime(4_999);
     expect(probes).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(probes).toBe(2);
+    expect(resends).toBe(1); // the runtime has it now: only probe
     pending = 1;
     vi.advanceTimersByTime(10_000);
-    expect(probes).toBe(1);
+    expect(probes).toBe(2);
     turn.finish("end_turn");
   });
 

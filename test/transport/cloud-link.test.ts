@@ -74,6 +74,19 @@ describe("CloudLink: opening", () => {
     expect(relay.current("stream").closed).toBe(false);
   });
 
+  it("keeps a frame the relay sends on control before the stream socket is open, and acks it (regression: it was dropped unacked)", async () => {
+    const relay = await startRelay({ delayUpgrade: { channel: "stream", ms: 150 } });
+    const recorded = makeLink(relay);
+    const connecting = recorded.link.connect();
+    await waitFor(() => relay.sockets.some((entry) => entry.channel === "control"), 2_000, "control socket");
+    const request = { type: "external_tool_call_request", seq: 7, request_id: "early-1", tool_call_id: "call-1", tool_name: "x", input: {} };
+    relay.current("control").socket.send(JSON.stringify(request));
+    await connecting;
+    await waitFor(() => recorded.frames.length === 1, 2_000, "the early frame emitted");
+    expect(recorded.frames[0]).toMatchObject({ type: "external_tool_call_request", envelope: { seq: 7 } });
+    await waitFor(() => relay.current("control").received.some((frame) => frame.type === "ack" && frame.seq === 7), 2_000, "ack 7");
+  });
+
   it("fails connect when one socket is refused, and closes the other", async () => {
     const relay = await startRelay({ refuse: { status: 500, channel: "stream" } });
     const { link } = makeLink(relay);
