@@ -44,7 +44,7 @@ interface Measurement {
 }
 
 describe("heap under churn", () => {
-  it(`${CALLS} calls + ${RECONNECTS} reconnects: heap back within cache cap × average result + 1 MiB`, async () => {
+  it(`${CALLS} calls + ${RECONNECTS} reconnects: heap back within the caches' caps at their measured cost + 1 MiB`, async () => {
     runtime = await startLoadRuntime();
     const proc = fork(fixture, [runtime.url], { cwd: root, execArgv: ["--expose-gc", "--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
     child = proc;
