@@ -1,41 +1,19 @@
 import { EventEmitter } from "eventemitter3";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { nextRequestId } from "../internal/request-id.js";
-import type { Timers, TimerHandle } from "../internal/timers.js";
-import type { ToolRegistry } from "../tools/index.js";
+import type { TimerHandle } from "../internal/timers.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
 import type { InboundFrame, InputFrame, RuntimeScope } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
-import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-frame.js";
+import { RuntimeRegistration } from "./runtime-registration.js";
 import type { SessionEvents } from "./session-events.js";
+import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
 import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
 import { Turn } from "./turn.js";
-import { scopeOf } from "./runtime-scope-of.js";
 import { TurnTracker } from "./turn-tracker.js";
-import type { SessionOptions } from "./session-options.js";
 
-/** A user message: plain text, or letta message content parts. */
-export type MessageInput = string | Array<{ type: "text"; text: string } | { type: "image"; source: Record<string, unknown> }>;
-
-export interface SendOptions {
-  /** Aborting it aborts the turn. */
-  signal?: AbortSignal;
-}
-
-/** @internal What createSession hands to the session. */
-export interface SessionParts {
-  link: RuntimeLink;
-  registry: ToolRegistry;
-  timers: Timers;
-  options: SessionOptions;
-  startInput: Omit<RuntimeStartInput, "runtime">;
-  requestTimeoutMs: number;
-  /** Releases what the backend and workspace set up (spawned server, scratch dir). */
-  dispose(): Promise<void>;
-  /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
-  onRuntime?(runtime: RuntimeScope): void;
-}
+export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
 
 /** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
 const ABORT_SETTLE_MS = 2_000;
@@ -48,6 +26,7 @@ export class Session extends EventEmitter<SessionEvents> {
   #parts: SessionParts;
   #link: RuntimeLink;
   #tracker: RequestTracker;
+  #registration: RuntimeRegistration;
   #dispatcher: ToolCallDispatcher;
   #approvals: ApprovalResponder;
   #runtime: RuntimeScope | undefined;
@@ -67,6 +46,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#parts = parts;
     this.#link = parts.link;
     this.#tracker = new RequestTracker(parts.link, parts.timers);
+    this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, parts.requestTimeoutMs);
     const options = parts.options;
     this.#dispatcher = new ToolCallDispatcher({
       link: parts.link,
@@ -171,17 +151,7 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   async #register(): Promise<void> {
-    const frame = buildRuntimeStartFrame({ ...this.#parts.startInput, runtime: this.#runtime });
-    const response = await this.#tracker.request(frame, {
-      responseType: "runtime_start_response",
-      timeoutMs: this.#parts.requestTimeoutMs,
-    });
-    if (!response.success || !response.runtime) {
-      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
-        details: { error: response.error },
-      });
-    }
-    const runtime = scopeOf(response.runtime)!;
+    const runtime = await this.#registration.start(this.#runtime);
     this.#runtime = runtime;
     this.#parts.onRuntime?.(runtime);
   }
@@ -212,7 +182,7 @@ export class Session extends EventEmitter<SessionEvents> {
         exclude_interactive_tools: true,
       },
     } as InputFrame & { request_id: string };
-    const ready = this.#parts.options.reassertToolsEachTurn ? this.#reassertTools(runtime) : Promise.resolve();
+    const ready = this.#parts.options.reassertToolsEachTurn ? this.#registration.reassertTools(runtime) : Promise.resolve();
     ready
       .then(() => {
         this.#currentInput = frame;
@@ -238,21 +208,6 @@ export class Session extends EventEmitter<SessionEvents> {
       }
     }
     return turn;
-  }
-
-  /** Replace this runtime's tools with the session's full set again (shared-ownership guard). */
-  async #reassertTools(runtime: RuntimeScope): Promise<void> {
-    const response = await this.#tracker.request(
-      {
-        type: "runtime_external_tools_update",
-        request_id: nextRequestId("tools-update"),
-        updates: [{ runtimes: [runtime], external_tools: this.#parts.startInput.tools }],
-      },
-      { responseType: "runtime_external_tools_update_response", timeoutMs: this.#parts.requestTimeoutMs },
-    );
-    if (!response.success) {
-      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused to re-register the tools: ${response.error ?? "no reason given"}`);
-    }
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */

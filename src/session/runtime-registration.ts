@@ -1,0 +1,50 @@
+import { ToolrelayError } from "../errors.js";
+import { nextRequestId } from "../internal/request-id.js";
+import type { RequestTracker } from "../transport/request-tracker.js";
+import type { RuntimeScope } from "../wire/index.js";
+import { scopeOf } from "./runtime-scope-of.js";
+import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-frame.js";
+
+/**
+ * Registers the session's runtime and its full tool set: `runtime_start` (at
+ * connect and after every reconnect) and `runtime_external_tools_update` (the
+ * per-turn shared-ownership guard). Each request has its own deadline.
+ */
+export class RuntimeRegistration {
+  #tracker: RequestTracker;
+  #input: Omit<RuntimeStartInput, "runtime">;
+  #timeoutMs: number;
+
+  constructor(tracker: RequestTracker, input: Omit<RuntimeStartInput, "runtime">, timeoutMs: number) {
+    this.#tracker = tracker;
+    this.#input = input;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** `runtime_start` for a new runtime (`known` undefined) or the known one again; resolves with the runtime's scope. */
+  async start(known: RuntimeScope | undefined): Promise<RuntimeScope> {
+    const frame = buildRuntimeStartFrame({ ...this.#input, runtime: known });
+    const response = await this.#tracker.request(frame, { responseType: "runtime_start_response", timeoutMs: this.#timeoutMs });
+    if (!response.success || !response.runtime) {
+      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
+        details: { error: response.error },
+      });
+    }
+    return scopeOf(response.runtime)!;
+  }
+
+  /** Replace this runtime's tools with the full set again (another controller may have replaced them). */
+  async reassertTools(runtime: RuntimeScope): Promise<void> {
+    const response = await this.#tracker.request(
+      {
+        type: "runtime_external_tools_update",
+        request_id: nextRequestId("tools-update"),
+        updates: [{ runtimes: [runtime], external_tools: this.#input.tools }],
+      },
+      { responseType: "runtime_external_tools_update_response", timeoutMs: this.#timeoutMs },
+    );
+    if (!response.success) {
+      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused to re-register the tools: ${response.error ?? "no reason given"}`);
+    }
+  }
+}

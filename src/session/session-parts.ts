@@ -1,0 +1,28 @@
+import type { Timers } from "../internal/timers.js";
+import type { ToolRegistry } from "../tools/index.js";
+import type { RuntimeLink } from "../transport/runtime-link.js";
+import type { RuntimeScope } from "../wire/index.js";
+import type { RuntimeStartInput } from "./runtime-start-frame.js";
+import type { SessionOptions } from "./session-options.js";
+
+/** A user message: plain text, or letta message content parts. */
+export type MessageInput = string | Array<{ type: "text"; text: string } | { type: "image"; source: Record<string, unknown> }>;
+
+export interface SendOptions {
+  /** Aborting it aborts the turn. */
+  signal?: AbortSignal;
+}
+
+/** @internal What createSession hands to the session. */
+export interface SessionParts {
+  link: RuntimeLink;
+  registry: ToolRegistry;
+  timers: Timers;
+  options: SessionOptions;
+  startInput: Omit<RuntimeStartInput, "runtime">;
+  requestTimeoutMs: number;
+  /** Releases what the backend and workspace set up (spawned server, scratch dir). */
+  dispose(): Promise<void>;
+  /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
+  onRuntime?(runtime: RuntimeScope): void;
+}
