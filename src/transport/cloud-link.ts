@@ -16,6 +16,7 @@ import {
   type CloudChannel,
 } from "./cloud-status-address.js";
 import { closeSocketGracefully, openSocketPair, socketText, type SocketPair } from "./cloud-socket-pair.js";
+import { classifyInbound } from "./cloud-inbound-filter.js";
 import { CloudSyncTrigger } from "./cloud-sync-trigger.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
 import { IdempotencyKeyCache } from "./idempotency-key-cache.js";
@@ -243,15 +244,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       const { envelope } = decoded;
       const { ack } = pair.acks[channel].receive(envelope.seq);
       if (ack !== undefined && this.#write(pair[channel], ack)) this.#stats.acksSent++;
-      const type = decoded.kind === "frame" ? decoded.frame.type : decoded.type;
-      if (channel === "control" && type === "stream_delta") {
-        this.#stats.controlStreamDeltasDropped++;
-        return;
-      }
-      if (typeof envelope.idempotency_key === "string" && this.#keys.seen(envelope.idempotency_key)) {
-        this.#stats.duplicatesDropped++;
-        return;
-      }
+      const verdict = classifyInbound(channel, decoded.kind === "frame" ? decoded.frame.type : decoded.type, envelope, this.#keys);
+      if (verdict === "control-stream-delta") return void this.#stats.controlStreamDeltasDropped++;
+      if (verdict === "duplicate") return void this.#stats.duplicatesDropped++;
       this.#gaps.observe(envelope.event_seq);
       if (decoded.kind === "frame") {
         if (decoded.frame.type !== "pong") this.emit("frame", decoded.frame, envelope);
