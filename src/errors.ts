@@ -41,7 +41,16 @@ export type ToolrelayErrorCode =
   /** The named cloud environment, agent or conversation does not exist. */
   | "NOT_FOUND"
   /** An event listener of the caller (or of the session on a link) threw; the link stayed up. */
-  | "LISTENER_FAILED";
+  | "LISTENER_FAILED"
+  /** A callback the caller supplied (such as `canUseTool`) threw; the SDK answered safely in its place. */
+  | "CALLBACK_FAILED"
+  /**
+   * The link dropped after a message was written and before the runtime confirmed it: the runtime
+   * may or may not have received it. Retryable — look at the conversation before sending it again.
+   */
+  | "INPUT_UNCONFIRMED"
+  /** A bug in toolrelay (an error it did not expect). The `cause` has the original; please report it. */
+  | "INTERNAL";
 
 export interface ToolrelayErrorOptions {
   cause?: unknown;

@@ -21,6 +21,7 @@ export function toolCallRequestText(n: number, toolName = "noop"): string {
 export class BenchLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId = "bench:link";
   readonly keepsPendingCallsAcrossReconnect = false;
+  readonly epoch = 1;
   #state: LinkState = "idle";
   /** external_tool_call_response frames written so far. */
   responses = 0;
@@ -35,9 +36,9 @@ export class BenchLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#setState("open");
   }
 
-  send(frame: OutboundFrame): boolean {
+  send(frame: OutboundFrame, trusted = false): boolean {
     if (this.#state !== "open") return false;
-    const text = encodeFrame(frame);
+    const text = encodeFrame(frame, trusted);
     if (frame.type === "runtime_start") {
       const requestId = (frame as { request_id: string }).request_id;
       queueMicrotask(() => this.receive(JSON.stringify({ type: "runtime_start_response", request_id: requestId, success: true, runtime: BENCH_RUNTIME })));

@@ -1,32 +1,53 @@
 /**
- * Execution identity. A tool callback runs at most once per {@link CallKey};
- * {@link callKeyId} is the one function in the codebase that turns ids into a
- * single string — nothing else concatenates ids.
+ * Execution identity. A tool callback runs at most once per {@link CallKey}.
+ * `callSlotId` is the one function that turns ids into a string (nothing else
+ * concatenates ids); the input digest tells apart two calls that share a slot
+ * because the provider reused its `tool_call_id` (`call_0` in every turn).
  */
-import { __plantedBugs } from "./planted-bugs.js";
+import { createHash } from "node:crypto";
 
-/** Who asked for which tool call. Two calls with equal keys are the same call. */
+/** Who asked for which tool call, with which input. Equal keys are the same call. */
 export interface CallKey {
   /** The logical backend connection (stable across socket reconnects). */
   readonly connectionId: string;
   readonly agentId: string;
   readonly conversationId: string;
-  /** The model's id for the tool call (stable across the runtime's retries). */
+  /** The model's id for the tool call. Not an identity on its own: providers reuse ids across turns. */
   readonly toolCallId: string;
+  /** {@link inputDigest} of the call's input. */
+  readonly inputDigest: string;
 }
 
 /**
- * The string form of a key, for maps and logs: a JSON array of the four ids in
- * fixed order. JSON escaping makes it unambiguous for any characters (a `/`,
- * `:` or `"` inside an id cannot make two different keys equal).
+ * The string form of a key without its digest — the slot all inputs sent
+ * under one tool call id share: a JSON array of the four ids in fixed order,
+ * unambiguous for any characters inside an id.
  */
-export function callKeyId(key: CallKey): string {
-  // Planted bug (reliability suite): drop the scope from the key.
-  if (__plantedBugs.keyByToolCallIdOnly) return JSON.stringify([key.toolCallId]);
+export function callSlotId(key: CallKey): string {
   return JSON.stringify([key.connectionId, key.agentId, key.conversationId, key.toolCallId]);
 }
 
-/** True when both keys name the same call. */
-export function sameCallKey(left: CallKey, right: CallKey): boolean {
-  return callKeyId(left) === callKeyId(right);
+/** Canonical texts up to this length are their own digest (no hashing for small inputs). */
+const LITERAL_DIGEST_CHARS = 64;
+
+/**
+ * The digest of a canonical input text (see {@link canonicalJson}): the text
+ * itself when short, else its SHA-256 in base64url prefixed with `#`.
+ */
+export function inputDigest(canonicalText: string): string {
+  if (canonicalText.length <= LITERAL_DIGEST_CHARS) return canonicalText;
+  return `#${createHash("sha256").update(canonicalText).digest("base64url")}`;
+}
+
+/**
+ * JSON with object keys sorted at every level, so that equal inputs have one
+ * text whatever their key order. Its UTF-8 length is the input's size.
+ * Inputs come from a decoded frame (depth-capped, no cycles).
+ */
+export function canonicalJson(value: unknown): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
 }

@@ -1,16 +1,11 @@
 /**
- * The one outcome of a tool call, and what the runtime receives for it (the
- * settlement table of DESIGN.md). `responseForOutcome` is the only place that
- * turns an outcome into wire text.
+ * The one outcome of a tool call, and what the runtime receives for it.
+ * `responseForOutcome` is the only place that turns an outcome into wire text.
+ * Failures the model must not mistake for results name the tool and start
+ * with `Error:` (the runtime's OpenAI-compatible conversion drops `is_error`).
  */
-import type {
-  ExecutionOutcome,
-  PreflightOutcome,
-  ToolCallResponseBody,
-  ToolHints,
-  InputIssue,
-  WireContentBlock,
-} from "./outcome-shapes.js";
+import type { ExecutionOutcome, PreflightOutcome } from "../tools/index.js";
+import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
 
 /** The tool ran past its `timeoutMs`; its effects are unknown. */
 export interface TimeoutOutcome {
@@ -18,20 +13,26 @@ export interface TimeoutOutcome {
   timeoutMs: number;
 }
 
-/** The turn was aborted, the session closed, or the caller's signal fired. */
+/** The turn was aborted or the session closed. */
 export interface CancelledOutcome {
   kind: "cancelled";
   reason: string;
 }
 
-/** The link was lost and did not come back within the grace window; nothing could be sent. */
+/** The link was lost and not back within the grace window, or the runtime forgot the call. */
 export interface DisconnectedOutcome {
   kind: "disconnected";
   graceMs: number;
 }
 
-/** How one tool call ended. Exactly one per execution. */
-export type CallOutcome = ExecutionOutcome | PreflightOutcome | TimeoutOutcome | CancelledOutcome | DisconnectedOutcome;
+/** Refused unrun: the session already ran `maxConcurrentCalls` calls. */
+export interface BusyOutcome {
+  kind: "busy";
+  limit: number;
+}
+
+/** How one tool call ended. Exactly one per call. */
+export type CallOutcome = ExecutionOutcome | PreflightOutcome | TimeoutOutcome | CancelledOutcome | DisconnectedOutcome | BusyOutcome;
 
 /** Every `kind` of {@link CallOutcome}. */
 export type CallOutcomeKind = CallOutcome["kind"];
@@ -39,8 +40,8 @@ export type CallOutcomeKind = CallOutcome["kind"];
 export interface ResponseForOutcomeOptions {
   /** The tool's name as the runtime asked for it. */
   toolName: string;
-  /** The tool's hints; decide whether a timeout is safe to retry. Default `{}`. */
-  hints?: ToolHints;
+  /** The tool promised no side effects (read-only or idempotent): a timeout is safe to retry. Default `false`. */
+  safeToRetry?: boolean;
 }
 
 /** At most this many input issues are listed; the rest are counted. */
@@ -53,58 +54,51 @@ export function responseForOutcome(outcome: CallOutcome, options: ResponseForOut
     case "ok":
       return { result: { content: outcome.content } };
     case "tool-error":
-      return {
-        result: { content: outcome.content.length > 0 ? outcome.content : textContent(outcome.message), is_error: true },
-      };
+      return { result: { content: outcome.content.length > 0 ? outcome.content : text(`Error: ${outcome.message}`), is_error: true } };
     case "invalid-input":
-      return { result: { content: textContent(invalidInputText(toolName, outcome.issues)), is_error: true } };
+      return errorResult(invalidInputText(toolName, outcome.issues));
     case "unknown-tool": {
       const available = outcome.available.length > 0 ? outcome.available.join(", ") : "(none)";
       return { error: `Unknown client tool: ${outcome.toolName}. Client tools in this session: ${available}` };
     }
     case "input-too-large":
-      return {
-        result: {
-          content: textContent(
-            `The input for tool ${toolName} is ${outcome.bytes} bytes, over the limit of ${outcome.limit} bytes. ` +
-              "Call it again with a smaller input.",
-          ),
-          is_error: true,
-        },
-      };
+      return errorResult(
+        `Error: the input for tool ${toolName} is ${outcome.bytes} bytes, over the limit of ${outcome.limit} bytes. Call it again with a smaller input.`,
+      );
     case "timeout": {
-      const safe = options.hints?.readOnly === true || options.hints?.idempotent === true;
-      const advice = safe
+      const advice = options.safeToRetry === true
         ? " It has no side effects; it is safe to retry."
         : " It may have applied its effects: inspect state before retrying.";
-      return { result: { content: textContent(`Tool ${toolName} timed out after ${outcome.timeoutMs} ms.${advice}`), is_error: true } };
+      return errorResult(`Error: tool ${toolName} timed out after ${outcome.timeoutMs} ms.${advice}`);
     }
     case "cancelled":
       return { error: `Tool call cancelled: ${outcome.reason}` };
     case "disconnected":
-      return {
-        error: `Tool ${toolName} was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.`,
-      };
+      return { error: `Tool ${toolName} was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.` };
+    case "busy":
+      return { error: `Tool ${toolName} was not run: the client is already running ${outcome.limit} tool calls. Try again later.` };
   }
 }
 
 /**
- * The answer to a duplicate whose cached outcome was evicted: the call ran,
- * but what it did is no longer known. Never a second execution.
+ * The answer to a request for a call whose outcome was forgotten (evicted):
+ * the call ran, but what it did is no longer known. Never a second execution.
  */
 export function expiredResponse(toolCallId: string): ToolCallResponseBody {
-  return {
-    error: `Result expired; outcome unknown: the call ${toolCallId} already ran. Inspect state before retrying.`,
-  };
+  return { error: `Result expired; outcome unknown: the call ${toolCallId} already ran. Inspect state before retrying.` };
 }
 
-function textContent(text: string): WireContentBlock[] {
-  return [{ type: "text", text }];
+function text(value: string): WireContentBlock[] {
+  return [{ type: "text", text: value }];
 }
 
-function invalidInputText(toolName: string, issues: readonly InputIssue[]): string {
+function errorResult(message: string): ToolCallResponseBody {
+  return { result: { content: text(message), is_error: true } };
+}
+
+function invalidInputText(toolName: string, issues: readonly { path: string; message: string }[]): string {
   const listed = issues.slice(0, MAX_LISTED_INPUT_ISSUES).map((issue) => `- ${issue.path || "(root)"}: ${issue.message}`);
   if (listed.length === 0) listed.push("- (root): the input does not match the tool's schema");
   if (issues.length > MAX_LISTED_INPUT_ISSUES) listed.push(`- and ${issues.length - MAX_LISTED_INPUT_ISSUES} more`);
-  return `Invalid input for tool ${toolName}:\n${listed.join("\n")}\nFix the arguments and call again.`;
+  return `Error: invalid input for tool ${toolName}:\n${listed.join("\n")}\nFix the arguments and call again.`;
 }

@@ -1,253 +1,261 @@
 /**
- * The pending-call table: single flight per {@link CallKey}, one outcome per
- * execution, at most one response frame per request id, a replay cache for
- * duplicates, and a grace window for a lost link. No sockets: responses leave
- * through `options.deliver`. See docs/settlement.md.
+ * The pending-call table: one {@link CallRecord} per call from request to
+ * response (the state diagram is in call-record.ts; the records live in a
+ * {@link CallStore}). It runs each call at most once — preflight, input
+ * validation and the tool, through tools/ — settles it exactly once, and writes
+ * at most one response per request id per connection epoch through its one
+ * `output` callback. It learns of epochs, never of "the link is down": a write
+ * that does not go out is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { ToolCallAbortError, describeAbortReason } from "./call-abort-reason.js";
-import { callSafely } from "./call-safely.js";
-import { CallerSignals } from "./caller-signals.js";
-import { callKeyId, type CallKey } from "./call-key.js";
+import { executeTool, preflightToolCall, validateToolInput, type InputValidation, type ToolCallContext } from "../tools/index.js";
+import type { ToolCallResponseBody } from "../wire/index.js";
+import { ToolCallAbortError } from "./call-abort-reason.js";
+import { callSlotId } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
-import {
-  DEFAULT_RECONNECT_GRACE_MS,
-  checkReconnectGraceMs,
-  clampTimeoutMs,
-  type CallRequest,
-  type CallTableOptions,
-  type RequestDisposition,
-} from "./call-table-options.js";
-import type { ToolCallResponseBody } from "./outcome-shapes.js";
-import { __plantedBugs } from "./planted-bugs.js";
-import { ReplayCache, type DeliveryState, type ReplayEntry } from "./replay-cache.js";
-import { invokeRun } from "./run-result.js";
-import { createRunningCall, rememberRequestId, type RunningCall } from "./running-call.js";
+import { CallRecord, type Delivery } from "./call-record.js";
+import { CallStore } from "./call-store.js";
+import { resolveCallLimits, type CallLimits, type CallRequest, type CallTableOptions, type RequestDisposition } from "./call-table-options.js";
+import { DeadlineQueue } from "./deadline-queue.js";
 
 export class CallTable {
-  #options: CallTableOptions;
+  readonly limits: Readonly<CallLimits>;
+  #output: CallTableOptions["output"];
   #timers: Timers;
-  #graceMs: number;
-  #cache: ReplayCache;
-  #running = new Map<string, RunningCall>();
-  #linkDown = false;
+  #store: CallStore;
+  #running = new Set<CallRecord>();
+  #deadlines: DeadlineQueue<CallRecord>;
+  #lostAt: number | undefined;
   #graceTimer: TimerHandle | undefined;
-  #closed = false;
-  #closeReason = "the session was closed";
-  #callerSignals = new CallerSignals<RunningCall>((call, signal) => this.#callerAborted(call, signal));
+  #closeReason: string | undefined;
 
   constructor(options: CallTableOptions) {
-    this.#options = options;
+    this.limits = Object.freeze(resolveCallLimits(options.limits));
+    this.#output = options.output;
     this.#timers = options.timers ?? systemTimers;
-    this.#graceMs = checkReconnectGraceMs(options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS);
-    this.#cache = new ReplayCache(options.replay, () => this.#timers.now());
+    this.#store = new CallStore(this.limits);
+    this.#deadlines = new DeadlineQueue(this.#timers, (record) => record.state === "running", (record) =>
+      this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
+    );
   }
 
-  /** Executions still running. */
-  get pendingCount(): number {
+  /** Calls running now. */
+  get runningCount(): number {
     return this.#running.size;
   }
 
-  /** Responses waiting for the link to come back. */
-  get heldCount(): number {
-    return this.#cache.held().length;
-  }
-
-  /** Settled outcomes in the replay cache. */
+  /** Settled calls whose response is kept for replay. */
   get cachedCount(): number {
-    return this.#cache.size;
+    return this.#store.cachedCount;
   }
 
-  /** True after `close()`. */
-  get closed(): boolean { return this.#closed; }
+  /** Forgotten calls still remembered by their request ids. */
+  get forgottenCount(): number {
+    return this.#store.forgottenCount;
+  }
 
-  /** Take one `external_tool_call_request`: start, join, replay or refuse it. Never throws for a valid request. */
+  /** Responses waiting for the link. */
+  get heldCount(): number {
+    return this.#store.settledRecords().reduce((held, record) => held + record.deliveries.filter((d) => d.state === "held").length, 0);
+  }
+
+  /** Timers armed by the table (deadline lanes and the grace window). */
+  get timerCount(): number {
+    return this.#deadlines.timerCount + (this.#graceTimer === undefined ? 0 : 1);
+  }
+
+  /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
-    const { requestId } = request;
-    const keyId = callKeyId(request.key);
-    const running = this.#running.get(keyId);
-    if (running !== undefined) {
-      if (running.waiters.get(requestId) === true) return "duplicate";
-      rememberRequestId(running.waiters, requestId, true);
-      return "joined";
-    }
-    const cached = this.#cache.lookup(keyId);
-    // Planted bug (reliability suite): run a settled key again instead of replaying it.
-    if (cached.kind === "hit" && !__plantedBugs.reexecuteOnReplay) {
-      if (cached.entry.deliveries.get(requestId) === "sent") return "duplicate";
-      rememberRequestId(cached.entry.deliveries, requestId, "held");
-      this.#flush(cached.entry, requestId);
-      return "replayed";
-    }
-    if (cached.kind === "expired") {
-      if (cached.sentRequestIds.includes(requestId)) return "duplicate";
-      const written = !this.#linkDown && this.#write(requestId, expiredResponse(request.key.toolCallId));
-      if (written) this.#cache.noteExpiredAnswer(keyId, requestId);
-      return "expired";
-    }
-    if (this.#closed) {
-      this.#refuse(keyId, request);
+    this.#store.evict(this.#timers.now());
+    const slotId = callSlotId(request.key);
+    const head = this.#store.head(slotId);
+    let record = head;
+    while (record !== undefined && record.key.inputDigest !== request.key.inputDigest) record = record.older;
+    const owner = this.#store.ownerOf(request.requestId);
+    if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
+    if (record !== undefined) return this.#again(record, request);
+    if (this.#closeReason !== undefined) {
+      this.#write(undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
       return "closed";
     }
-    this.#start(keyId, request);
-    return "started";
-  }
-
-  /** Settle every running call whose key matches as `cancelled` now (its response is sent). Returns how many. */
-  cancel(match: (key: CallKey) => boolean, reason: string): number {
-    let count = 0;
-    for (const call of [...this.#running.values()]) {
-      if (call.settled || !match(call.key)) continue;
-      this.#settle(call, { kind: "cancelled", reason }, ToolCallAbortError.cancelled(reason));
-      count++;
+    const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
+    const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
+    record = new CallRecord(request.key, slotId, request.toolName, request.tool, this.#timers.now(), timeoutMs, delivery);
+    this.#store.add(record);
+    if (this.#running.size >= this.limits.maxConcurrentCalls) {
+      this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
+      return "busy";
     }
-    return count;
+    this.#running.add(record);
+    this.#deadlines.add(record, timeoutMs);
+    this.#run(record, request);
+    return head === undefined ? "started" : "reused";
   }
 
-  /** The link is lost: running calls keep running; the grace window starts (once, for the whole table). */
-  linkDown(): void {
-    if (this.#closed || this.#linkDown) return;
-    this.#linkDown = true;
-    this.#graceTimer = this.#timers.setTimeout(() => this.#graceExpired(), this.#graceMs);
+  /** Settle every running call as `cancelled` now (the turn was aborted). Returns how many. */
+  cancel(reason: string): number {
+    const running = [...this.#running];
+    for (const record of running) this.#settle(record, { kind: "cancelled", reason }, ToolCallAbortError.cancelled(reason));
+    return running.length;
+  }
+
+  /** The link of an epoch is lost: running calls keep running for the grace window. */
+  epochEnded(): void {
+    if (this.#closeReason !== undefined) return;
+    this.#lostAt ??= this.#timers.now();
+    if (this.#graceTimer !== undefined || this.#running.size === 0) return;
+    this.#graceTimer = this.#timers.setTimeout(() => {
+      this.#graceTimer = undefined;
+      this.#settleAll({ kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
+    }, this.limits.reconnectGraceMs);
   }
 
   /**
-   * The link is back: the grace window stops. With `redeliver` (the runtime kept its pending calls) every held
-   * response is sent for its original request id; without, held responses and the request ids of running calls
-   * are given up (the runtime forgot them; running calls only after a `linkDown`). Outcomes stay cached either way.
+   * Epoch `epoch` began. `runtimeKeptCalls` (cloud): held answers are written now, and answers
+   * written on the old link within `resendWindowMs` before it was lost are written again. Else
+   * (local) the runtime forgot the old epochs' requests: they are dropped, and running calls
+   * nobody waits for any more settle `disconnected`.
    */
-  linkUp(options: { redeliver: boolean }): void {
-    if (this.#closed) return;
-    this.#clearGraceTimer();
-    const wasDown = this.#linkDown;
-    this.#linkDown = false;
-    for (const [entry, requestId] of this.#cache.held()) {
-      if (options.redeliver) this.#flush(entry, requestId);
-      else entry.deliveries.set(requestId, "dropped");
+  epochStarted(epoch: number, runtimeKeptCalls: boolean): void {
+    if (this.#closeReason !== undefined) return;
+    this.#clearGrace();
+    const resendAfter = this.#lostAt === undefined || this.limits.resendWindowMs === 0 ? Infinity : this.#lostAt - this.limits.resendWindowMs;
+    this.#lostAt = undefined;
+    const orphans: CallRecord[] = [];
+    for (const record of [...this.#running, ...this.#store.settledRecords()]) {
+      for (const delivery of record.deliveries) {
+        if (delivery.epoch >= epoch) continue;
+        if (!runtimeKeptCalls && (delivery.state === "waiting" || delivery.state === "held")) this.#store.mark(record, delivery, "dropped");
+        if (runtimeKeptCalls && (delivery.state === "held" || (delivery.state === "sent" && delivery.sentAt >= resendAfter))) {
+          this.#deliver(record, delivery);
+        }
+      }
+      if (record.state === "running" && !record.deliveries.some((delivery) => delivery.state === "waiting")) orphans.push(record);
     }
-    if (options.redeliver || !wasDown) return;
-    for (const call of this.#running.values()) for (const requestId of call.waiters.keys()) call.waiters.set(requestId, false);
+    for (const record of orphans) this.#settle(record, { kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
   }
 
-  /**
-   * Settle every running call as `cancelled` at once and clear every timer.
-   * Idempotent. Later requests never run: a new key is answered `cancelled`
-   * ("closed"); a settled key is still replayed from the cache.
-   */
+  /** Settle every running call as `cancelled` (answered now) and clear every timer. Idempotent. */
   close(reason = "the session was closed"): void {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
-    this.#clearGraceTimer();
-    this.#settleEvery({ kind: "cancelled", reason }, ToolCallAbortError.cancelled(reason));
-    // Held responses can never be sent now; the cache stays, so a repeated request id gets no second frame.
-    for (const [entry, requestId] of this.#cache.held()) entry.deliveries.set(requestId, "dropped");
-  }
-
-  /** After close: answer a new key `cancelled` without running it (cached: a repeat is a duplicate). */
-  #refuse(keyId: string, request: CallRequest): void {
-    const outcome: CallOutcome = { kind: "cancelled", reason: this.#closeReason };
-    this.#record(keyId, outcome, responseForOutcome(outcome, request), new Map([[request.requestId, "held"]]));
-  }
-
-  #start(keyId: string, request: CallRequest): void {
-    const timeoutMs = clampTimeoutMs(request.timeoutMs);
-    const { key, toolName, hints, requestId } = request;
-    const call = createRunningCall({ key, keyId, toolName, hints, requestId, startedAt: this.#timers.now() });
-    this.#running.set(keyId, call);
-    const callerSignal = request.signal;
-    if (callerSignal?.aborted === true) return this.#callerAborted(call, callerSignal);
-    const onTimeout = (): void => this.#settle(call, { kind: "timeout", timeoutMs }, ToolCallAbortError.timeout(timeoutMs));
-    call.timer = this.#timers.setTimeout(onTimeout, timeoutMs);
-    if (callerSignal !== undefined) {
-      call.callerSignal = callerSignal;
-      this.#callerSignals.watch(callerSignal, call);
+    this.#clearGrace();
+    this.#settleAll({ kind: "cancelled", reason });
+    this.#deadlines.clear();
+    for (const record of this.#store.settledRecords()) {
+      for (const delivery of record.deliveries) if (delivery.state === "held") this.#store.mark(record, delivery, "dropped");
     }
-    invokeRun(toolName, request.run, call.controller.signal, (outcome) => this.#finish(call, outcome));
   }
 
-  /** `run` produced `outcome`: settle with it, or report it as late. */
-  #finish(call: RunningCall, outcome: CallOutcome): void {
-    if (!call.settled) return this.#settle(call, outcome);
-    const onLate = this.#options.onLate;
-    if (onLate !== undefined) this.#call(() => onLate.call(this.#options, { key: call.key, toolName: call.toolName, outcome }));
+  /** A known call asked for again under `request.requestId`. */
+  #again(record: CallRecord, request: CallRequest): RequestDisposition {
+    const known = record.delivery(request.requestId);
+    if (known !== undefined) {
+      const writable = known.state === "held" || (known.state === "sent" && known.epoch < request.epoch);
+      if (!writable) return "duplicate";
+      this.#deliver(record, known);
+      return "resent";
+    }
+    const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
+    this.#store.addDelivery(record, delivery);
+    if (record.state === "running") return "joined";
+    this.#deliver(record, delivery);
+    return record.state === "settled" ? "replayed" : "expired";
   }
 
-  /**
-   * The one way a call ends. Sets the outcome synchronously (the first caller
-   * wins; later ones do nothing), cleans up, caches, delivers, then aborts the
-   * callback's signal (when `abortReason` is given) and reports.
-   */
-  #settle(call: RunningCall, outcome: CallOutcome, ...abortReason: [] | [unknown]): void {
-    if (call.settled) return;
-    call.settled = true;
-    this.#cleanup(call);
-    const settledAt = this.#timers.now();
-    const response = responseForOutcome(outcome, { toolName: call.toolName, hints: call.hints });
-    // A `disconnected` outcome is held like any other: if the link comes back with
-    // `redeliver` (the runtime kept the call), the runtime gets "outcome unknown"
-    // at once instead of waiting out its own 5-minute timeout.
-    const deliveries = new Map<string, DeliveryState>();
-    for (const [requestId, live] of call.waiters) deliveries.set(requestId, live ? "held" : "dropped");
-    this.#record(call.keyId, outcome, response, deliveries);
-    if (abortReason.length > 0) call.controller.abort(abortReason[0]);
-    const onSettled = this.#options.onSettled;
-    if (onSettled === undefined) return;
-    const event = { key: call.key, requestIds: [...deliveries.keys()], toolName: call.toolName, outcome };
-    this.#call(() => onSettled.call(this.#options, { ...event, durationMs: settledAt - call.startedAt }));
+  /** `request.requestId` already stands for `owner`: the error at most once per epoch, nothing run. */
+  #conflict(owner: CallRecord, request: CallRequest): RequestDisposition {
+    const delivery = owner.delivery(request.requestId)!;
+    if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
+    const error = `Refused: request ${request.requestId} already stands for tool call ${owner.key.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
+    const epoch = this.#write(owner, request.requestId, { error });
+    if (epoch !== undefined) this.#store.mark(owner, delivery, "sent", epoch, this.#timers.now());
+    return "conflict";
   }
 
-  /** Cache a settled outcome, then deliver it to every request id still held. */
-  #record(keyId: string, outcome: CallOutcome, response: ToolCallResponseBody, deliveries: Map<string, DeliveryState>): void {
-    const entry: ReplayEntry = { keyId, outcome, response, settledAt: this.#timers.now(), deliveries };
-    this.#cache.set(entry);
-    for (const requestId of deliveries.keys()) this.#flush(entry, requestId);
+  /** Preflight, input validation, then the tool; every outcome goes to `#finish`. */
+  #run(record: CallRecord, request: CallRequest): void {
+    const { tool } = request;
+    const refused = preflightToolCall(tool, request, this.limits.maxInputBytes);
+    if (refused !== undefined || tool === undefined) return this.#settle(record, refused!);
+    const execute = (checked: InputValidation): void => {
+      if (record.state !== "running") return;
+      if (!checked.ok) return this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+      this.#report("start", record);
+      executeTool(tool, checked.value, this.#context(record), this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
+    };
+    const validation: InputValidation | Promise<InputValidation> = validateToolInput(tool.input, request.input);
+    if (!(validation instanceof Promise)) return execute(validation);
+    validation.then(execute, (error: unknown) => execute({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] }));
   }
 
-  /** All per-call cleanup, in one place: timer, caller-signal watch (and its listener), table entry. */
-  #cleanup(call: RunningCall): void {
-    // Planted bug (reliability suite): leave the timeout timer armed.
-    if (call.timer !== undefined && !__plantedBugs.leakTimer) this.#timers.clearTimeout(call.timer);
-    call.timer = undefined;
-    if (call.callerSignal !== undefined) this.#callerSignals.unwatch(call.callerSignal, call);
-    call.callerSignal = undefined;
-    if (this.#running.get(call.keyId) === call) this.#running.delete(call.keyId);
+  #context(record: CallRecord): ToolCallContext {
+    const { toolCallId, agentId, conversationId } = record.key;
+    return {
+      get signal() {
+        return record.signal;
+      },
+      toolCallId,
+      agentId,
+      conversationId,
+      progress: (message: string) => this.#report("progress", record, String(message)),
+    };
   }
 
-  /** Send the held response of `entry` for `requestId` if the link is up; after close, one that cannot be sent is dropped. */
-  #flush(entry: ReplayEntry, requestId: string): void {
-    if (entry.deliveries.get(requestId) !== "held") return;
-    if (!this.#linkDown && this.#write(requestId, entry.response)) {
-      entry.deliveries.set(requestId, "sent");
-      // Sent from an entry already evicted to a tombstone: the tombstone must know it, or a repeat of
-      // this request id would get the "expired" answer as a second frame.
-      this.#cache.noteExpiredAnswer(entry.keyId, requestId);
-    } else if (this.#closed) entry.deliveries.set(requestId, "dropped");
+  #finish(record: CallRecord, outcome: CallOutcome): void {
+    if (record.state === "running") this.#settle(record, outcome);
+    else this.#report("late", record, outcome);
   }
 
-  #write(requestId: string, response: ToolCallResponseBody): boolean {
-    let written = false;
-    this.#call(() => void (written = this.#options.deliver(requestId, response) === true));
-    return written;
+  /** The one way a call ends: state, cleanup, cache, deliveries, abort, report. */
+  #settle(record: CallRecord, outcome: CallOutcome, abortReason?: ToolCallAbortError): void {
+    if (record.state !== "running") return;
+    if (this.#running.delete(record)) this.#deadlines.release(record.timeoutMs);
+    record.state = "settled";
+    record.outcome = outcome;
+    record.settledAt = this.#timers.now();
+    const hints = record.tool?.hints;
+    record.tool = undefined;
+    this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry: hints?.readOnly === true || hints?.idempotent === true }));
+    for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
+    if (abortReason !== undefined) record.abort(abortReason);
+    this.#report("end", record);
+    if (this.#running.size === 0) this.#clearGrace();
+    this.#store.evict(record.settledAt);
   }
 
-  /** The caller's signal fired: `cancelled`; the callback's signal gets the caller's reason as is. */
-  #callerAborted(call: RunningCall, signal: AbortSignal): void {
-    this.#settle(call, { kind: "cancelled", reason: describeAbortReason(signal.reason) }, signal.reason);
+  #settleAll(outcome: CallOutcome & { kind: "cancelled" | "disconnected" }): void {
+    const reason = outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs);
+    for (const record of [...this.#running]) this.#settle(record, outcome, reason);
   }
 
-  #graceExpired(): void {
-    this.#graceTimer = undefined;
-    this.#settleEvery({ kind: "disconnected", graceMs: this.#graceMs }, ToolCallAbortError.disconnected(this.#graceMs));
+  /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
+  #deliver(record: CallRecord, delivery: Delivery): void {
+    const epoch = this.#write(record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
+    if (epoch !== undefined) return void this.#store.mark(record, delivery, "sent", epoch, this.#timers.now());
+    if (this.#closeReason !== undefined || record.state !== "settled") return void this.#store.mark(record, delivery, "dropped");
+    if (this.#store.mark(record, delivery, "held") <= this.limits.maxHeldChars) return;
+    const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
+    this.#store.replaceResponse(record, { error: kept });
   }
 
-  #settleEvery(outcome: CallOutcome, abortReason: ToolCallAbortError): void {
-    for (const call of [...this.#running.values()]) this.#settle(call, outcome, abortReason);
+  #write(record: CallRecord | undefined, requestId: string, response: ToolCallResponseBody): number | undefined {
+    try {
+      return this.#output("response", record, requestId, response);
+    } catch {
+      return undefined;
+    }
   }
 
-  #call = (callback: () => void): void => callSafely(callback, this.#options.onCallbackError);
+  #report(kind: "start" | "end" | "late" | "progress", record: CallRecord, detail?: unknown): void {
+    try {
+      this.#output(kind, record, record.deliveries[0]!.requestId, detail);
+    } catch {
+      // A report that throws changes nothing: the table's state is already consistent.
+    }
+  }
 
-  #clearGraceTimer(): void {
+  #clearGrace(): void {
     if (this.#graceTimer !== undefined) this.#timers.clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
   }

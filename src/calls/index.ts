@@ -1,12 +1,13 @@
 /**
- * calls/: execution identity, the pending-call table, the settlement policy
- * and the replay cache. No sockets.
+ * calls/: execution identity, the call record and its table, the settlement
+ * policy. No sockets.
  */
-export { callKeyId, sameCallKey, type CallKey } from "./call-key.js";
+export { callSlotId, canonicalJson, inputDigest, type CallKey } from "./call-key.js";
 export {
   expiredResponse,
   responseForOutcome,
   MAX_LISTED_INPUT_ISSUES,
+  type BusyOutcome,
   type CallOutcome,
   type CallOutcomeKind,
   type CancelledOutcome,
@@ -15,28 +16,16 @@ export {
   type TimeoutOutcome,
 } from "./call-outcome.js";
 export { ToolCallAbortError, describeAbortReason, type ToolCallAbortKind } from "./call-abort-reason.js";
-export {
-  ReplayCache,
-  DEFAULT_REPLAY_MAX_AGE_MS,
-  DEFAULT_REPLAY_MAX_ENTRIES,
-  DEFAULT_REPLAY_MAX_TOMBSTONES,
-  DEFAULT_REPLAY_TOMBSTONE_AGE_MS,
-  type DeliveryState,
-  type ReplayCacheOptions,
-  type ReplayEntry,
-  type ReplayLookup,
-} from "./replay-cache.js";
+export { CallRecord, type CallState, type Delivery, type DeliveryState } from "./call-record.js";
+export { MAX_INPUTS_PER_TOOL_CALL_ID, MAX_REQUEST_IDS_PER_CALL } from "./call-store.js";
 export { CallTable } from "./call-table.js";
 export {
-  DEFAULT_RECONNECT_GRACE_MS,
+  DEFAULT_CALL_LIMITS,
   MAX_TIMER_DELAY_MS,
-  type CallLateEvent,
+  resolveCallLimits,
+  type CallLimits,
   type CallRequest,
-  type CallSettledEvent,
   type CallTableOptions,
+  type CallTableOutput,
   type RequestDisposition,
 } from "./call-table-options.js";
-export { isCallOutcome } from "./run-result.js";
-export { MAX_REQUEST_IDS_PER_CALL } from "./running-call.js";
-/** @internal Test-only planted bugs for the reliability suite; never set them outside tests. */
-export { __plantedBugs, type PlantedBugs } from "./planted-bugs.js";

@@ -1,5 +1,6 @@
-import type { ControlRequestFrame, InputFrame, RuntimeScope } from "../wire/index.js";
-import { scopeOf } from "./runtime-scope-of.js";
+import { canonicalJson, inputDigest } from "../calls/index.js";
+import type { ControlRequestFrame, InputFrame } from "../wire/index.js";
+import type { OwnRuntime } from "./own-runtime.js";
 
 /** A permission request from the runtime (`control_request` / `can_use_tool`). */
 export interface ApprovalRequest {
@@ -22,8 +23,10 @@ export interface ApprovalResponderOptions {
   /** The session's own client tool names: always allowed. */
   isClientTool(name: string): boolean;
   canUseTool?: (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
-  /** The runtime this session drives (used when the frame names none). */
-  runtime(): RuntimeScope | undefined;
+  /** Which runtime is this session's: requests of any other are left alone. */
+  own: OwnRuntime;
+  /** A request of another runtime was left alone. */
+  onForeign(frame: ControlRequestFrame, scope: { agent_id: string; conversation_id: string }): void;
   send(frame: InputFrame): boolean;
   /** Report a failing `canUseTool` callback. */
   onCallbackError(error: unknown, request: ApprovalRequest): void;
@@ -32,11 +35,15 @@ export interface ApprovalResponderOptions {
 }
 
 /**
- * Answers `can_use_tool`: allow for the session's client tools, the caller's
- * `canUseTool` for anything else, deny with an explanation when there is no
- * callback. The runtime replays pending approvals on every new connection and
- * every `sync`, so decisions are remembered by (agent, conversation,
- * request id) and a replay gets the same answer without asking again.
+ * Answers `can_use_tool` for the session's own runtime only — the runtime
+ * replays every pending approval of every conversation to each new connection,
+ * and another person's approval is theirs to answer. Allow for the session's
+ * client tools, the caller's `canUseTool` for anything else, deny with an
+ * explanation when there is no callback. The runtime also replays pending
+ * approvals on every `sync`, so decisions are remembered by (agent,
+ * conversation, request id, tool and input digest) and a replay gets the same
+ * answer without asking again; a reused tool call id with another input is a
+ * new question.
  */
 export class ApprovalResponder {
   #options: ApprovalResponderOptions;
@@ -49,8 +56,10 @@ export class ApprovalResponder {
   handle(frame: ControlRequestFrame): void {
     const request = frame.request;
     if (request.subtype !== "can_use_tool") return;
-    const runtime = scopeOf(frame.runtime) ?? scopeFromFields(frame) ?? this.#options.runtime();
-    if (runtime === undefined) return;
+    const verdict = this.#options.own.classify(frame.runtime ?? scopeFromFields(frame));
+    if (verdict.kind === "foreign") return this.#options.onForeign(frame, verdict.scope);
+    if (verdict.kind === "unscoped") return;
+    const runtime = verdict.scope;
     const approval: ApprovalRequest = {
       toolName: request.tool_name,
       input: (request.input ?? {}) as Record<string, unknown>,
@@ -60,7 +69,8 @@ export class ApprovalResponder {
       conversationId: runtime.conversation_id,
       suggestions: request.permission_suggestions ?? [],
     };
-    const memoryKey = JSON.stringify([runtime.agent_id, runtime.conversation_id, frame.request_id]);
+    const digest = inputDigest(canonicalJson([request.tool_name, request.input ?? {}]));
+    const memoryKey = JSON.stringify([runtime.agent_id, runtime.conversation_id, frame.request_id, digest]);
     let decision = this.#decisions.get(memoryKey);
     if (decision === undefined) {
       decision = this.#decide(approval);
@@ -102,7 +112,7 @@ export class ApprovalResponder {
   }
 }
 
-function scopeFromFields(frame: ControlRequestFrame): RuntimeScope | undefined {
+function scopeFromFields(frame: ControlRequestFrame): { agent_id: string; conversation_id: string } | undefined {
   const fields = frame as { agent_id?: unknown; conversation_id?: unknown };
   if (typeof fields.agent_id !== "string") return undefined;
   return { agent_id: fields.agent_id, conversation_id: typeof fields.conversation_id === "string" ? fields.conversation_id : "default" };

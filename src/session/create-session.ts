@@ -8,6 +8,7 @@ import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
 import type { SessionOptions } from "./session-options.js";
+import type { RuntimeScope as Scope } from "../wire/index.js";
 import { validateSessionOptions } from "./validate-session-options.js";
 
 /**
@@ -61,6 +62,15 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       timers,
       options,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      callLimits: {
+        ...options.callLimits,
+        toolTimeoutMs: options.toolTimeoutMs,
+        maxInputBytes: options.maxInputBytes,
+        maxResultChars: options.maxResultChars,
+        reconnectGraceMs: options.reconnectGraceMs,
+        maxConcurrentCalls: options.maxConcurrentCalls,
+      },
+      expectedRuntime: expectedRuntime(options),
       startInput: {
         agent: options.agent,
         conversation: options.conversation ?? "new",
@@ -84,4 +94,11 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     if (error instanceof ToolrelayError) throw error;
     throw new ToolrelayError("CONNECT_FAILED", `cannot start the session: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
+}
+
+/** The runtime the options name: an existing agent with the default or an existing conversation. */
+function expectedRuntime(options: SessionOptions): Scope | undefined {
+  const conversation = options.conversation ?? "new";
+  if (!("id" in options.agent) || conversation === "new") return undefined;
+  return { agent_id: options.agent.id, conversation_id: conversation };
 }

@@ -17,7 +17,7 @@ export interface ToolCallEndEvent {
   conversationId: string;
   /** Every request id this execution answered (more than one when a duplicate joined it). */
   requestIds: string[];
-  /** How the call ended: `ok`, `tool-error`, `invalid-input`, `unknown-tool`, `input-too-large`, `timeout`, `cancelled`, `disconnected`. */
+  /** How the call ended: `ok`, `tool-error`, `invalid-input`, `unknown-tool`, `input-too-large`, `timeout`, `cancelled`, `disconnected`, `busy`. */
   outcome: CallOutcome["kind"];
   /** The full outcome (for logging; may contain the tool's result). */
   detail: CallOutcome;
@@ -31,13 +31,41 @@ export interface ToolCallLateEvent {
   outcome: CallOutcome["kind"];
 }
 
-/** A request for a tool call that was answered from the replay cache or joined a running call. */
+/** A request for a call this session already knows: nothing ran again. */
 export interface ToolCallDuplicateEvent {
   toolName: string;
   toolCallId: string;
   requestId: string;
-  /** `joined` a running call, `replayed` a cached outcome, `expired` (outcome unknown), `duplicate` (this very request id again: ignored), `closed` (session closing: answered cancelled). */
-  disposition: "joined" | "replayed" | "expired" | "duplicate" | "closed";
+  /**
+   * `joined` a running call; `replayed` its cached answer; `resent` the cached answer again for a
+   * request id re-offered on a newer connection epoch; `expired` (the outcome was forgotten: "outcome
+   * unknown"); `duplicate` (this request id already has its answer on this epoch: nothing written).
+   */
+  disposition: "joined" | "replayed" | "resent" | "expired" | "duplicate";
+}
+
+/** A tool call id seen before with another input: a new call, and it ran (providers reuse ids such as `call_0`). */
+export interface ToolCallReusedEvent {
+  toolName: string;
+  toolCallId: string;
+  requestId: string;
+}
+
+/** A request answered with an error and not run (not a call outcome: no `tool-call-end` follows). */
+export interface ToolCallRefusedEvent {
+  /** At most 128 characters of it. */
+  requestId: string;
+  toolName: string;
+  /** Why, in words (an id over its length limit, no runtime scope, a request id reused for another call, the session closed). */
+  reason: string;
+}
+
+/** A frame for another agent or conversation than this session's: left alone (the runtime replays other people's approvals to every connection). */
+export interface ForeignFrameEvent {
+  type: string;
+  requestId: string;
+  agentId: string;
+  conversationId: string;
 }
 
 /** A running tool reported progress through `context.progress(message)` (local only: the protocol has no progress frame). */
@@ -58,6 +86,9 @@ export interface SessionEvents {
   "tool-call-progress": [event: ToolCallProgressEvent];
   "tool-call-late": [event: ToolCallLateEvent];
   "tool-call-duplicate": [event: ToolCallDuplicateEvent];
+  "tool-call-reused": [event: ToolCallReusedEvent];
+  "tool-call-refused": [event: ToolCallRefusedEvent];
+  "foreign-frame": [event: ForeignFrameEvent];
   "connection-state-change": [event: ConnectionStateChangeEvent];
   /** Problems the session handled itself (a dropped link, an invalid frame, a failing callback). Never thrown. */
   error: [error: ToolrelayError];

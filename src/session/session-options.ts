@@ -1,5 +1,6 @@
 import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
+import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { ClientTool } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
@@ -54,8 +55,14 @@ export interface SessionOptions {
   maxResultChars?: number;
   /** How long running calls survive a lost link before they are aborted, in ms. Default 30_000. */
   reconnectGraceMs?: number;
-  /** Bounds of the replay cache that absorbs duplicate requests. Default 1,024 entries, 10 minutes. */
-  replayCache?: { maxEntries?: number; maxAgeMs?: number };
+  /** Client tool calls running at once; past it a request is answered "busy" and not run. Default 256. */
+  maxConcurrentCalls?: number;
+  /**
+   * The other bounds of the call table (cached outcomes, forgotten calls, held answers, identity
+   * lengths, the re-send window after a reconnect); each documented with its default on
+   * {@link CallLimits}. Default: those defaults.
+   */
+  callLimits?: Partial<Omit<CallLimits, "toolTimeoutMs" | "maxInputBytes" | "maxResultChars" | "reconnectGraceMs" | "maxConcurrentCalls">>;
   /** Deadline of each request the session sends (runtime_start, abort, ...), in ms. Default 30_000. */
   requestTimeoutMs?: number;
   /**

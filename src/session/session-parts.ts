@@ -1,3 +1,4 @@
+import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
@@ -21,6 +22,10 @@ export interface SessionParts {
   options: SessionOptions;
   startInput: Omit<RuntimeStartInput, "runtime">;
   requestTimeoutMs: number;
+  /** The call table's bounds, resolved from the options once. */
+  callLimits: Partial<CallLimits>;
+  /** The runtime the caller named (agent id and an existing conversation), answered for while it starts. */
+  expectedRuntime: RuntimeScope | undefined;
   /** Releases what the backend and workspace set up (spawned server, scratch dir). */
   dispose(): Promise<void>;
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */

@@ -4,8 +4,9 @@ import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle } from "../internal/timers.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
-import type { InboundFrame, InputFrame, RuntimeScope } from "../wire/index.js";
+import type { InboundFrame, InputFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
+import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
 import type { SessionEvents } from "./session-events.js";
 import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
@@ -18,6 +19,8 @@ export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js
 /** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
 const ABORT_SETTLE_MS = 2_000;
 
+type InputMessage = InputFrame & { request_id: string };
+
 /**
  * A session with one agent and conversation. Create it with `createSession`;
  * close it with `close()` or `await using`.
@@ -27,15 +30,15 @@ export class Session extends EventEmitter<SessionEvents> {
   #link: RuntimeLink;
   #tracker: RequestTracker;
   #registration: RuntimeRegistration;
+  #own: OwnRuntime;
   #dispatcher: ToolCallDispatcher;
   #approvals: ApprovalResponder;
-  #runtime: RuntimeScope | undefined;
   #turns: TurnTracker;
-  /** The input frame of the running turn (re-sent, same client_message_id, when the runtime shows no sign of it). */
-  #currentInput: (InputFrame & { request_id: string }) | undefined;
-  /** The input of the running turn until the runtime accepted it (re-sent after a cloud reconnect). */
-  #unacceptedInput: (InputFrame & { request_id: string }) | undefined;
   #turn: Turn | undefined;
+  /** The running turn's input while it waits for the link: it was never written, so it is written once the link is back. */
+  #unwrittenInput: { turn: Turn; frame: InputMessage } | undefined;
+  /** The running turn's input was written and the runtime has not confirmed it yet. */
+  #inputUnconfirmed = false;
   #closing: Promise<void> | undefined;
   #abortTimer: TimerHandle | undefined;
   #callerSignalCleanup: (() => void) | undefined;
@@ -48,35 +51,33 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#tracker = new RequestTracker(parts.link, parts.timers);
     this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, parts.requestTimeoutMs);
     const options = parts.options;
+    this.#own = new OwnRuntime(parts.expectedRuntime);
     this.#dispatcher = new ToolCallDispatcher({
       link: parts.link,
-      registry: parts.registry,
+      registry: () => parts.registry,
+      own: this.#own,
       events: this,
       timers: parts.timers,
-      runtime: () => this.#runtime,
-      toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
-      maxInputBytes: options.maxInputBytes ?? 1_048_576,
-      maxResultChars: options.maxResultChars ?? 32_000,
-      reconnectGraceMs: options.reconnectGraceMs ?? 30_000,
-      replayCache: options.replayCache,
+      limits: parts.callLimits,
     });
     this.#approvals = new ApprovalResponder({
       isClientTool: (name) => parts.registry.get(name) !== undefined,
       canUseTool: options.canUseTool,
-      runtime: () => this.#runtime,
+      own: this.#own,
+      onForeign: (frame, scope) => {
+        if (this.listenerCount("foreign-frame") === 0) return;
+        this.emit("foreign-frame", { type: frame.type, requestId: frame.request_id, agentId: scope.agent_id, conversationId: scope.conversation_id });
+      },
       send: (frame) => this.#link.send(frame),
       onCallbackError: (error) =>
-        this.emit("error", new ToolrelayError("INVALID_OPTIONS", "the canUseTool callback threw; the request was denied", { cause: error })),
+        this.emit("error", new ToolrelayError("CALLBACK_FAILED", "the canUseTool callback threw; the request was denied", { cause: error })),
     });
     this.#turns = new TurnTracker({
       timers: parts.timers,
-      runtime: () => this.#runtime,
+      runtime: () => this.#own.scope,
       isClientTool: (name) => parts.registry.get(name) !== undefined,
-      pendingCalls: () => this.#dispatcher.table.pendingCount,
+      pendingCalls: () => this.#dispatcher.table.runningCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
-      resendInput: () => {
-        if (this.#currentInput) this.#link.send(this.#currentInput);
-      },
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));
@@ -85,7 +86,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#link.on("error", (error) => this.emit("error", error));
     this.#link.on("invalid-frame", (error, frame) => {
       this.emit("error", new ToolrelayError("INVALID_FRAME", `ignored an invalid frame from the runtime: ${error}`));
-      // P1: a tool call request the SDK cannot read still gets an answer (else the runtime waits 5 min).
+      // Every request gets an answer (else the runtime waits 5 min), even one the SDK cannot read.
       if (frame?.type === "external_tool_call_request" && frame.requestId !== undefined) {
         this.#link.send({ type: "external_tool_call_response", request_id: frame.requestId, error: `Invalid external_tool_call_request: ${error}` });
       }
@@ -120,12 +121,12 @@ export class Session extends EventEmitter<SessionEvents> {
 
   /** The agent this session drives (known once `createSession` resolved). */
   get agentId(): string {
-    return this.#runtime?.agent_id ?? "";
+    return this.#own.scope?.agent_id ?? "";
   }
 
   /** The conversation this session drives. */
   get conversationId(): string {
-    return this.#runtime?.conversation_id ?? "";
+    return this.#own.scope?.conversation_id ?? "";
   }
 
   /** The logical connection id (part of every tool call's identity). */
@@ -140,7 +141,7 @@ export class Session extends EventEmitter<SessionEvents> {
 
   /** Tool calls currently running in this process. */
   get pendingToolCalls(): number {
-    return this.#dispatcher.table.pendingCount;
+    return this.#dispatcher.table.runningCount;
   }
 
   /** @internal Connect and register the runtime with every client tool. */
@@ -151,15 +152,15 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   async #register(): Promise<void> {
-    const runtime = await this.#registration.start(this.#runtime);
-    this.#runtime = runtime;
+    const runtime = await this.#registration.start(this.#own.scope);
+    this.#own.scope = runtime;
     this.#parts.onRuntime?.(runtime);
   }
 
   /**
    * Send a user message and start a turn. Iterate the returned turn for its
    * events, or await `turn.result`. One turn at a time: sending while a turn
-   * runs throws `TURN_IN_PROGRESS`.
+   * runs throws `TURN_IN_PROGRESS`. The message is written exactly once.
    */
   send(message: MessageInput, options: SendOptions = {}): Turn {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
@@ -167,7 +168,7 @@ export class Session extends EventEmitter<SessionEvents> {
       throw new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
     }
     if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
-    const runtime = this.#runtime!;
+    const runtime = this.#own.scope!;
     const turn = new Turn((target) => this.#abortTurn(target));
     this.#turn = turn;
     const clientMessageId = nextRequestId("message");
@@ -176,28 +177,10 @@ export class Session extends EventEmitter<SessionEvents> {
       type: "input",
       request_id: nextRequestId("input"),
       runtime,
-      payload: {
-        kind: "create_message",
-        messages: [{ role: "user", content: message, client_message_id: clientMessageId }],
-        exclude_interactive_tools: true,
-      },
-    } as InputFrame & { request_id: string };
+      payload: { kind: "create_message", messages: [{ role: "user", content: message, client_message_id: clientMessageId }], exclude_interactive_tools: true },
+    } as InputMessage;
     const ready = this.#parts.options.reassertToolsEachTurn ? this.#registration.reassertTools(runtime) : Promise.resolve();
-    ready
-      .then(() => {
-        this.#currentInput = frame;
-        this.#unacceptedInput = frame;
-        return this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
-      })
-      .finally(() => {
-        if (this.#unacceptedInput === frame) this.#unacceptedInput = undefined;
-      })
-      .then((accepted) => {
-        if (!accepted.accepted) {
-          turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
-        }
-      })
-      .catch((error: unknown) => turn.fail(asToolrelayError(error)));
+    void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
     const signal = options.signal;
     if (signal) {
       if (signal.aborted) void turn.abort();
@@ -210,21 +193,46 @@ export class Session extends EventEmitter<SessionEvents> {
     return turn;
   }
 
+  /**
+   * Write the turn's input once. Not open yet (or the socket was already closing, so nothing went
+   * out): it waits for the reconnect. Written but unconfirmed when the link drops: the turn fails
+   * with `INPUT_UNCONFIRMED` — it is never written twice (the runtime does not reliably dedupe).
+   */
+  async #writeInput(turn: Turn, frame: InputMessage): Promise<void> {
+    if (turn.done) return;
+    if (this.#link.state !== "open") {
+      this.#unwrittenInput = { turn, frame };
+      return;
+    }
+    this.#inputUnconfirmed = true;
+    let accepted;
+    try {
+      accepted = await this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
+    } catch (error) {
+      if (isToolrelayError(error) && error.details?.written === false) {
+        this.#unwrittenInput = { turn, frame };
+        return;
+      }
+      throw unconfirmed(error);
+    } finally {
+      this.#inputUnconfirmed = false;
+    }
+    if (!accepted.accepted) turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+  }
+
   /** Abort the running turn, if any (see {@link Turn.abort}). */
   abort(): Promise<void> {
     return this.#turn && !this.#turn.done ? this.#abortTurn(this.#turn) : Promise.resolve();
   }
 
   async #abortTurn(turn: Turn): Promise<void> {
-    const runtime = this.#runtime!;
+    const runtime = this.#own.scope!;
     this.#turns.markAborted();
+    if (this.#unwrittenInput?.turn === turn) this.#unwrittenInput = undefined;
     const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
     const response = this.#tracker.request(frame, { responseType: "abort_message_response", timeoutMs: this.#parts.requestTimeoutMs });
-    // The runtime waits up to 5 minutes for an external call; answer ours now.
-    this.#dispatcher.table.cancel(
-      (key) => key.agentId === runtime.agent_id && key.conversationId === runtime.conversation_id,
-      "the turn was aborted",
-    );
+    // The runtime waits up to 5 minutes for an external call; answer ours (all of this runtime's) now.
+    this.#dispatcher.table.cancel("the turn was aborted");
     try {
       await response;
     } catch (error) {
@@ -237,10 +245,7 @@ export class Session extends EventEmitter<SessionEvents> {
         turn.finish("cancelled");
         resolve();
       }, ABORT_SETTLE_MS);
-      void turn.result.then(
-        () => resolve(),
-        () => resolve(),
-      );
+      void turn.result.then(() => resolve(), () => resolve());
     });
     if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
     this.#abortTimer = undefined;
@@ -268,62 +273,68 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   #onFrame(frame: InboundFrame): void {
-    if (this.#tracker.handle(frame)) return;
     switch (frame.type) {
       case "external_tool_call_request":
-        this.#dispatcher.handle(frame);
-        return;
+        return this.#dispatcher.handle(frame);
       case "control_request":
-        this.#approvals.handle(frame);
-        return;
+        return this.#approvals.handle(frame);
       case "stream_delta":
-        this.#turns.onDelta(frame);
-        return;
+        return this.#turns.onDelta(frame);
       case "update_loop_status":
-        this.#turns.onLoopStatus(frame);
-        return;
+        return this.#turns.onLoopStatus(frame);
       case "turn_finished":
-        this.#turns.onTurnFinished(frame);
-        return;
+        return this.#turns.onTurnFinished(frame);
       default:
-        return;
+        this.#tracker.handle(frame);
     }
   }
 
   #onState(state: LinkState, previous: LinkState): void {
     this.emit("connection-state-change", { state, previous });
+    if (state === "reconnecting" && previous === "open") this.#dispatcher.table.epochEnded();
+    if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
     const runtimeKeepsState = this.#link.keepsPendingCallsAcrossReconnect && state === "reconnecting";
     if ((state === "reconnecting" || state === "closed") && !runtimeKeepsState) {
       // Local: the app-server forgets a dropped connection's requests and cancels its turn.
       // Cloud: the listener keeps both across a relay drop, so requests keep their deadlines.
+      const lost = new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn");
+      this.#turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
       this.#tracker.rejectAll(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost"));
-      this.#turn?.fail(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn"));
     }
-    if (state === "reconnecting" && previous === "open") this.#dispatcher.table.linkDown();
-    if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
   }
 
   async #onReconnected(): Promise<void> {
     if (this.#closing) return;
-    // First: the link is up. A request can arrive on the new socket right behind the
+    // First, synchronously: the new epoch. A request can arrive on the new socket right behind the
     // re-registration answer; it must be answered, not held with the old socket's responses.
-    this.#dispatcher.table.linkUp({ redeliver: this.#link.keepsPendingCallsAcrossReconnect });
+    const keeps = this.#link.keepsPendingCallsAcrossReconnect;
+    this.#dispatcher.table.epochStarted(this.#link.epoch, keeps);
     try {
       await this.#register();
-      if (this.#link.keepsPendingCallsAcrossReconnect && this.#runtime) {
-        this.#link.send({ type: "sync", runtime: this.#runtime, recover_approvals: true, force_device_status: true });
-        // An input written as the socket died may be lost. Re-sending it is safe: the runtime
-        // deduplicates messages by client_message_id and answers the same request_id.
-        if (this.#unacceptedInput) this.#link.send(this.#unacceptedInput);
+      const runtime = this.#own.scope;
+      if (keeps && runtime) this.#link.send({ type: "sync", runtime, recover_approvals: true, force_device_status: true });
+      const unwritten = this.#unwrittenInput;
+      this.#unwrittenInput = undefined;
+      if (unwritten && !unwritten.turn.done) {
+        this.#writeInput(unwritten.turn, unwritten.frame).catch((error: unknown) => unwritten.turn.fail(asToolrelayError(error)));
       }
     } catch (error) {
       this.emit("error", asToolrelayError(error));
     }
   }
+}
 
+/** The input went out and its confirmation never came: it may or may not have been received. */
+function unconfirmed(error: unknown): ToolrelayError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new ToolrelayError(
+    "INPUT_UNCONFIRMED",
+    `the message was written but the runtime did not confirm it (${why}); it may or may not have been received: check the conversation before sending it again`,
+    { cause: error },
+  );
 }
 
 function asToolrelayError(error: unknown): ToolrelayError {
   if (isToolrelayError(error)) return error;
-  return new ToolrelayError("CONNECTION_CLOSED", error instanceof Error ? error.message : String(error), { cause: error });
+  return new ToolrelayError("INTERNAL", `unexpected error: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -13,11 +13,6 @@ export interface TurnTrackerOptions {
   pendingCalls(): number;
   /** Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. */
   probe(runtime: RuntimeScope): void;
-  /**
-   * Send the running turn's input again (same client_message_id: the runtime deduplicates it);
-   * used when a quiet turn shows no sign that the runtime ever received its message.
-   */
-  resendInput(): void;
   /** Silence after which a running turn is probed, in ms. */
   stallProbeMs: number;
 }
@@ -146,10 +141,7 @@ export class TurnTracker {
       active.probeTimer = undefined;
       const runtime = this.#options.runtime();
       if (active.turn.done || !runtime) return;
-      if (this.#options.pendingCalls() === 0) {
-        this.#options.probe(runtime);
-        if (!active.started) this.#options.resendInput();
-      }
+      if (this.#options.pendingCalls() === 0) this.#options.probe(runtime);
       this.#armProbe();
     }, this.#options.stallProbeMs);
   }

@@ -1,63 +1,62 @@
 /**
  * Run one tool callback and turn whatever happens into an outcome. A tool that
- * throws is a result for the model, not an exception for the session, so the
- * returned promise never rejects. Deadlines and cancellation belong to the
- * calls/ layer, which owns the signal in `context`.
+ * throws is a result for the model, not an exception for the session. The
+ * failure text names the tool and starts with `Error:` so that no model can
+ * mistake it for a result (the runtime's OpenAI-compatible conversion drops
+ * `is_error`). Deadlines and cancellation belong to calls/, which owns the
+ * signal in `context`.
  */
 import type { WireContentBlock } from "../wire/index.js";
-import { DEFAULT_MAX_RESULT_CHARS, clampToolText, validateMaxChars } from "./clamp-tool-text.js";
+import { clampToolText } from "./clamp-tool-text.js";
 import type { ClientTool, ToolCallContext } from "./define-tool.js";
 import { errorText, normalizeToolResult } from "./tool-result.js";
 
-/** A call whose callback ran to an end. */
+/** A call whose callback ran to an end. `message` is the failure as the tool gave it (no marker). */
 export type ExecutionOutcome =
   | { kind: "ok"; content: WireContentBlock[] }
   | { kind: "tool-error"; message: string; content: WireContentBlock[] };
 
-export interface ExecuteToolOptions {
-  /** Text results (and error messages) are clamped to this many characters. Default 32_000 (the runtime's own clamp). */
-  maxResultChars?: number;
-}
-
 /**
- * Call `tool.execute(parsedInput, context)` and normalize its result.
+ * Call `tool.execute(input, context)` and hand its outcome to `done` exactly
+ * once: at once for a synchronous result or throw, after one promise reaction
+ * for an asynchronous one. Never throws (as long as `done` does not).
  *
- * - returned value → `ok` with its content (see `normalizeToolResult`);
- * - a returned `{ content, isError: true }`, a returned `Error`, or a value
- *   that cannot be sent → `tool-error` with that content, `message` being its text;
- * - a synchronous throw, a rejected promise, a thrown non-`Error` value →
- *   `tool-error`: `message` is the error's `message` (a thrown string as is,
- *   other values as JSON or `String(value)`), `content` one text block with it.
- *
- * The promise never rejects. Throws synchronously only for an invalid
- * `maxResultChars` (`ToolrelayError("INVALID_OPTIONS")`).
+ * - a returned value → `ok` with its content (see `normalizeToolResult`);
+ * - a returned `{ content, isError: true }` or `Error`, or a value that cannot be
+ *   sent → `tool-error`, its first text marked `Error: tool <name> reported an error:`;
+ * - a throw or rejection (of any value) → `tool-error` with `Error: tool <name> failed: <message>`.
  */
 export function executeTool(
   tool: ClientTool,
-  parsedInput: unknown,
+  input: unknown,
   context: ToolCallContext,
-  options: ExecuteToolOptions = {},
-): Promise<ExecutionOutcome> {
-  const maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
-  validateMaxChars(maxResultChars, "maxResultChars");
-  return run(tool, parsedInput, context, maxResultChars);
+  maxResultChars: number,
+  done: (outcome: ExecutionOutcome) => void,
+): void {
+  const failed = (error: unknown): void => {
+    const message = errorText(error);
+    done({ kind: "tool-error", message, content: [{ type: "text", text: clampToolText(`Error: tool ${tool.name} failed: ${message}`, maxResultChars) }] });
+  };
+  let value: unknown;
+  let thenable: boolean;
+  try {
+    value = tool.execute(input, context);
+    thenable = typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+  } catch (error) {
+    return failed(error);
+  }
+  if (!thenable) return done(outcomeOf(tool.name, value, maxResultChars));
+  Promise.resolve(value).then((resolved) => done(outcomeOf(tool.name, resolved, maxResultChars)), failed);
 }
 
-async function run(tool: ClientTool, parsedInput: unknown, context: ToolCallContext, maxResultChars: number): Promise<ExecutionOutcome> {
-  let value: unknown;
-  try {
-    value = await tool.execute(parsedInput, context);
-  } catch (error) {
-    const message = clampToolText(errorText(error), maxResultChars);
-    return { kind: "tool-error", message, content: [{ type: "text", text: message }] };
-  }
+function outcomeOf(toolName: string, value: unknown, maxResultChars: number): ExecutionOutcome {
   const normalized = normalizeToolResult(value, { maxTextChars: maxResultChars });
   if (!normalized.isError) return { kind: "ok", content: normalized.content };
-  return { kind: "tool-error", message: contentText(normalized.content), content: normalized.content };
-}
-
-/** The text blocks joined with `"\n"` (what the runtime shows without images). */
-function contentText(content: readonly WireContentBlock[]): string {
-  const texts = content.flatMap((block) => (block.type === "text" ? [block.text] : []));
-  return texts.length > 0 ? texts.join("\n") : "(tool reported an error without text)";
+  const texts = normalized.content.flatMap((block) => (block.type === "text" ? [block.text] : []));
+  const message = texts.length > 0 ? texts.join("\n") : "(the tool reported an error without text)";
+  const marker = `Error: tool ${toolName} reported an error: `;
+  const [first, ...rest] = normalized.content;
+  const content: WireContentBlock[] =
+    first?.type === "text" ? [{ type: "text", text: clampToolText(marker + first.text, maxResultChars) }, ...rest] : [{ type: "text", text: marker.trimEnd() }, ...normalized.content];
+  return { kind: "tool-error", message, content };
 }

@@ -28,14 +28,5 @@ export {
 } from "./tool-result.js";
 export { clampToolText, DEFAULT_MAX_RESULT_CHARS, formatCount } from "./clamp-tool-text.js";
 export { validateToolInput, type InputIssue, type InputValidation } from "./validate-tool-input.js";
-export {
-  DEFAULT_MAX_INPUT_BYTES,
-  jsonByteLength,
-  prepareToolCall,
-  utf8ByteLength,
-  type PreflightOutcome,
-  type PrepareToolCallOptions,
-  type PreparedToolCall,
-  type ToolCallRequest,
-} from "./prepare-tool-call.js";
-export { executeTool, type ExecuteToolOptions, type ExecutionOutcome } from "./execute-tool.js";
+export { DEFAULT_MAX_INPUT_BYTES, preflightToolCall, type PreflightOutcome, type PreflightRequest } from "./prepare-tool-call.js";
+export { executeTool, type ExecutionOutcome } from "./execute-tool.js";

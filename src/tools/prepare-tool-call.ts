@@ -1,12 +1,10 @@
 /**
- * Preflight of one tool call, before any callback runs: is there such a tool,
- * is the input within the size limit, does it pass the tool's schema. Pure
- * and synchronous; refusals are outcomes, never exceptions.
+ * Preflight of one tool call, before its input is validated or its callback
+ * runs: is there such a tool, is the input within the size limit. Pure and
+ * synchronous; a refusal is an outcome, never an exception.
  */
-import { ToolrelayError } from "../errors.js";
 import type { ClientTool } from "./define-tool.js";
-import type { ToolRegistry } from "./tool-registry.js";
-import { validateToolInput, type InputIssue } from "./validate-tool-input.js";
+import type { InputIssue } from "./validate-tool-input.js";
 
 /** Default of `maxInputBytes`: 1 MiB. */
 export const DEFAULT_MAX_INPUT_BYTES = 1_048_576;
@@ -17,73 +15,19 @@ export type PreflightOutcome =
   | { kind: "input-too-large"; bytes: number; limit: number }
   | { kind: "invalid-input"; issues: InputIssue[] };
 
-export interface ToolCallRequest {
+/** What preflight reads of a request. */
+export interface PreflightRequest {
   /** The tool the runtime asked for. */
   toolName: string;
-  /** The arguments as received (already JSON-decoded). */
-  input: unknown;
-  /** The input's size in UTF-8 bytes when known (e.g. measured on the raw frame). Default: measured from `JSON.stringify(input)`. */
-  inputBytes?: number;
+  /** The input's size in UTF-8 bytes of its JSON. */
+  inputBytes: number;
+  /** The session's tool names, for the unknown-tool answer. */
+  toolNames(): string[];
 }
 
-export interface PrepareToolCallOptions {
-  /** Largest accepted input in UTF-8 bytes of its JSON; a larger one is refused unread. Default 1_048_576 (1 MiB). */
-  maxInputBytes?: number;
-}
-
-export type PreparedToolCall = { ok: true; tool: ClientTool; input: unknown } | { ok: false; outcome: PreflightOutcome };
-
-/**
- * Check a call in this order: unknown tool, input size, schema. On success,
- * `input` is the schema's parsed output — what `execute` receives. Nothing
- * strips or refuses arguments before the schema sees them. Throws only for an
- * invalid `maxInputBytes` (`ToolrelayError("INVALID_OPTIONS")`).
- */
-export function prepareToolCall(
-  registry: ToolRegistry,
-  request: ToolCallRequest,
-  options: PrepareToolCallOptions = {},
-): PreparedToolCall {
-  const limit = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new ToolrelayError("INVALID_OPTIONS", `maxInputBytes must be a positive integer, got ${String(limit)}`);
-  }
-  const tool = registry.get(request.toolName);
-  if (tool === undefined) {
-    return { ok: false, outcome: { kind: "unknown-tool", toolName: request.toolName, available: registry.names() } };
-  }
-  const bytes = request.inputBytes ?? jsonByteLength(request.input);
-  if (bytes > limit) return { ok: false, outcome: { kind: "input-too-large", bytes, limit } };
-  const validation = validateToolInput(tool.input, request.input);
-  if (!validation.ok) return { ok: false, outcome: { kind: "invalid-input", issues: validation.issues } };
-  return { ok: true, tool, input: validation.value };
-}
-
-/** UTF-8 byte length of `JSON.stringify(value)`; 0 when it has no JSON form. */
-export function jsonByteLength(value: unknown): number {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    return 0;
-  }
-  return text === undefined ? 0 : utf8ByteLength(text);
-}
-
-/** UTF-8 byte length of a string (a lone surrogate counts as its 3-byte replacement). */
-export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && index + 1 < text.length) {
-      const next = text.charCodeAt(index + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        index++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
+/** The refusal of a call, or `undefined` when it may go on to validation: unknown tool first, then size. */
+export function preflightToolCall(tool: ClientTool | undefined, request: PreflightRequest, maxInputBytes: number): PreflightOutcome | undefined {
+  if (tool === undefined) return { kind: "unknown-tool", toolName: request.toolName, available: request.toolNames() };
+  if (request.inputBytes > maxInputBytes) return { kind: "input-too-large", bytes: request.inputBytes, limit: maxInputBytes };
+  return undefined;
 }

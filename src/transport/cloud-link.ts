@@ -47,6 +47,7 @@ const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
 export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
   readonly keepsPendingCallsAcrossReconnect = true;
+  #epoch = 0;
   #options: CloudLinkOptions;
   #baseUrl: string;
   #auth: CloudAuthMode;
@@ -127,6 +128,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     return this.#state;
   }
 
+  get epoch(): number {
+    return this.#epoch;
+  }
+
   /** The runtime used in socket URLs and gap syncs. */
   get runtime(): Readonly<CloudRuntimeAddress> {
     return { ...this.#runtime };
@@ -161,10 +166,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#setState("open");
   }
 
-  send(frame: OutboundFrame): boolean {
+  send(frame: OutboundFrame, trusted = false): boolean {
     const control = this.#pair?.control;
     if (this.#state !== "open" || control === undefined || control.readyState !== 1) return false;
-    const text = encodeFrame(frame);
+    const text = encodeFrame(frame, trusted);
     if (frame.type === "sync") this.#sync.markSent();
     return this.#write(control, text);
   }
@@ -207,6 +212,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #attach(pair: SocketPair): void {
     this.#pair = pair;
+    this.#epoch++;
     this.#gaps.reset();
     for (const channel of ["control", "stream"] as const) {
       const socket = pair[channel];

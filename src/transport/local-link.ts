@@ -69,6 +69,7 @@ export function normaliseAppServerUrl(input: string): string {
 export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
   readonly keepsPendingCallsAcrossReconnect = false;
+  #epoch = 0;
   #state: LinkState = "idle";
   #socket: WebSocket | undefined;
   #url: string;
@@ -110,6 +111,10 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     return this.#state;
   }
 
+  get epoch(): number {
+    return this.#epoch;
+  }
+
   /** The normalised URL (no credentials ever appear in it). */
   get url(): string {
     return this.#url;
@@ -131,10 +136,10 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#setState("open");
   }
 
-  send(frame: OutboundFrame): boolean {
+  send(frame: OutboundFrame, trusted = false): boolean {
     const socket = this.#socket;
     if (this.#state !== "open" || socket === undefined || socket.readyState !== 1) return false;
-    socket.send(encodeFrame(frame));
+    socket.send(encodeFrame(frame, trusted));
     return true;
   }
 
@@ -179,6 +184,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #attach(socket: WebSocket): void {
     this.#socket = socket;
+    this.#epoch++;
     socket.on("message", (data, isBinary) => {
       if (socket !== this.#socket) return;
       this.#awaitingPong = false;

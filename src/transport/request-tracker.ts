@@ -53,7 +53,9 @@ export class RequestTracker {
     this.#pending.set(requestId, settle!);
     if (!this.#link.send(frame)) {
       this.#pending.delete(requestId);
-      return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: the link is ${this.#link.state}`));
+      return Promise.reject(
+        new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: the link is ${this.#link.state}`, { details: { written: false } }),
+      );
     }
     const timeoutError = new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
       details: { requestId, timeoutMs },

@@ -46,8 +46,17 @@ export interface RuntimeLink extends EventEmitter<RuntimeLinkEvents> {
   readonly keepsPendingCallsAcrossReconnect: boolean;
   /** Open the link. Resolves when open; rejects with CONNECT_FAILED or UNAUTHORIZED. */
   connect(): Promise<void>;
-  /** Write one frame. Returns `false` (and writes nothing) when the link is not open. */
-  send(frame: OutboundFrame): boolean;
+  /**
+   * The connection epoch: 1 for the first socket (pair), one more after every reconnect. A tool
+   * call request arrives on the epoch current when it is emitted; see docs/settlement.md.
+   */
+  readonly epoch: number;
+  /**
+   * Write one frame. Returns `false` (and writes nothing) when the link is not open. The frame is
+   * checked against the outbound schemas first (`INVALID_FRAME`), unless `trusted` (frames the SDK
+   * built itself from checked parts, such as tool call responses).
+   */
+  send(frame: OutboundFrame, trusted?: boolean): boolean;
   /** Close for good. Idempotent; no reconnect after it. */
   close(): Promise<void>;
 }

@@ -11,7 +11,9 @@ import { bufferHash } from "../../src/acp/editor-buffer.js";
 import { editorChannelFor } from "../../src/acp/editor-capabilities.js";
 import { createEditorTools } from "../../src/acp/editor-tools.js";
 import { WorkingRoots } from "../../src/acp/working-roots.js";
-import { executeTool, prepareToolCall, ToolRegistry, type ClientTool, type ExecutionOutcome, type PreflightOutcome } from "../../src/tools/index.js";
+import type { CallOutcome } from "../../src/calls/index.js";
+import { ToolRegistry, type ClientTool } from "../../src/tools/index.js";
+import { runTool } from "../support/run-tool.js";
 import { memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
 
 let workspace: string;
@@ -36,7 +38,7 @@ interface Setup {
   editor: TestEditor;
   tools: ClientTool[];
   registry: ToolRegistry;
-  run(name: string, input: unknown, signal?: AbortSignal): Promise<ExecutionOutcome | PreflightOutcome>;
+  run(name: string, input: unknown, signal?: AbortSignal): Promise<CallOutcome>;
 }
 
 function setup(options: TestEditorOptions & { requestTimeoutMs?: number; requireExpectedHash?: boolean } = {}): Setup {
@@ -57,21 +59,11 @@ function setup(options: TestEditorOptions & { requestTimeoutMs?: number; require
     editor,
     tools,
     registry,
-    async run(name, input, signal = new AbortController().signal) {
-      const prepared = prepareToolCall(registry, { toolName: name, input }, { maxInputBytes: 1_048_576 });
-      if (!prepared.ok) return prepared.outcome;
-      return executeTool(prepared.tool, prepared.input, {
-        signal,
-        toolCallId: "call-1",
-        agentId: "agent-1",
-        conversationId: "conv-1",
-        progress: () => undefined,
-      });
-    },
+    run: (name, input, signal = new AbortController().signal) => runTool(registry, name, input, { signal }),
   };
 }
 
-function text(outcome: ExecutionOutcome | PreflightOutcome): string {
+function text(outcome: CallOutcome): string {
   if (outcome.kind === "ok" || outcome.kind === "tool-error") return outcome.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
   return JSON.stringify(outcome);
 }
