@@ -93,7 +93,7 @@ describe("ACP agent process ↔ editor, cloud backend through the relay and the 
     ]);
     expect(response).toEqual({ stopReason: "end_turn" });
     expect(text).toContain("changed since you read it");
-    expect(text).toContain("Invalid input for tool read_editor_buffer");
+    expect(text).toContain("Error: invalid input for tool read_editor_buffer");
     expect(text).toContain("outside the session's working roots");
     expect(editor.buffers.get(notes)).toBe(UNSAVED);
     expect(editor.writes.length).toBe(writesBefore);

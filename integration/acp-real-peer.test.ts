@@ -224,7 +224,7 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     await expect(prompt(sessionId, "escape the workspace")).resolves.toEqual({ stopReason: "end_turn" });
     const seen = resultsSeenByModel("escape the workspace", from);
     expect(seen).toHaveLength(5);
-    for (const result of seen) expect(result).toMatch(/Invalid input for tool (read_editor_buffer|write_via_editor):\n- path: /);
+    for (const result of seen) expect(result).toMatch(/Error: invalid input for tool (read_editor_buffer|write_via_editor):\n- path: /);
     expect(seen[0]).toContain("outside the session's working roots");
     expect(seen[3]).toContain("symbolic link");
     expect(editor.reads.length).toBe(readsBefore);

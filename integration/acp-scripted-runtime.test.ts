@@ -208,7 +208,7 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     expect(results).toHaveLength(7);
     for (const result of results) {
       expect(result.isError).toBe(true);
-      expect(text(result)).toMatch(/^Invalid input for tool (read_editor_buffer|write_via_editor):\n- path: /);
+      expect(text(result)).toMatch(/^Error: invalid input for tool (read_editor_buffer|write_via_editor):\n- path: /);
     }
     expect(text(results[0]!)).toContain("outside the session's working roots");
     expect(text(results[3]!)).toContain("symbolic link");

@@ -132,7 +132,8 @@ export class CallTable {
       }
       if (record.state === "running" && !record.deliveries.some((delivery) => delivery.state === "waiting")) orphans.push(record);
     }
-    for (const record of orphans) this.#settle(record, { kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
+    const graceMs = this.limits.reconnectGraceMs;
+    for (const record of orphans) this.#settle(record, { kind: "disconnected", graceMs }, ToolCallAbortError.disconnected(graceMs));
   }
 
   /** Settle every running call as `cancelled` (answered now) and clear every timer. Idempotent. */
@@ -151,10 +152,12 @@ export class CallTable {
   #again(record: CallRecord, request: CallRequest): RequestDisposition {
     const known = record.delivery(request.requestId);
     if (known !== undefined) {
-      const writable = known.state === "held" || (known.state === "sent" && known.epoch < request.epoch);
-      if (!writable) return "duplicate";
-      this.#deliver(record, known);
-      return "resent";
+      // Asked again on a newer epoch after it was answered or dropped, or while its answer is held: answer it (once per epoch).
+      const again = known.state === "held" || (known.state !== "waiting" && known.epoch < request.epoch);
+      if (!again) return "duplicate";
+      if (record.state !== "running") return this.#deliver(record, known), "resent";
+      this.#store.mark(record, known, "waiting", request.epoch, 0);
+      return "joined";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     this.#store.addDelivery(record, delivery);

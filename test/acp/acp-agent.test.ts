@@ -139,7 +139,7 @@ describe("startAcpAgent", () => {
     const sessionId = (await h.connection.agent.request("session/new", { cwd: root, additionalDirectories: [extra], mcpServers: [] })).sessionId;
     await h.prompt(sessionId, "go");
     expect(results[0]).toContain("extra\n");
-    expect(results[1]).toContain("Invalid input for tool read_editor_buffer");
+    expect(results[1]).toContain("Error: invalid input for tool read_editor_buffer");
     expect(results[1]).toContain("outside the session's working roots");
     expect(results[2]).toContain("must be absolute");
     expect(h.editor.reads.map((read) => read.path)).toEqual([path.join(extra, "x.txt")]);

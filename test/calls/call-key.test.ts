@@ -1,37 +1,33 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callKeyId, sameCallKey, type CallKey } from "../../src/calls/index.js";
+import { callSlotId, canonicalJson, inputDigest, type CallKey } from "../../src/calls/index.js";
 
 const key = (connectionId: string, agentId: string, conversationId: string, toolCallId: string): CallKey => ({
   connectionId,
   agentId,
   conversationId,
   toolCallId,
+  inputDigest: "{}",
 });
 
-describe("callKeyId", () => {
+describe("callSlotId", () => {
   it("is a JSON array of the four ids in fixed order", () => {
-    expect(callKeyId(key("c", "a", "v", "t"))).toBe('["c","a","v","t"]');
-    expect(JSON.parse(callKeyId(key("c", "a", "v", "t")))).toEqual(["c", "a", "v", "t"]);
+    expect(callSlotId(key("c", "a", "v", "t"))).toBe('["c","a","v","t"]');
   });
 
   it("ignores property order and extra properties", () => {
-    const reordered = { toolCallId: "t", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
-    expect(callKeyId(reordered)).toBe(callKeyId(key("c", "a", "v", "t")));
+    const reordered = { inputDigest: "x", toolCallId: "t", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
+    expect(callSlotId(reordered)).toBe(callSlotId(key("c", "a", "v", "t")));
   });
 
   it("keeps ids with separators apart (no concatenation ambiguity)", () => {
     const pairs: Array<[CallKey, CallKey]> = [
       [key("a:b", "c", "d", "e"), key("a", "b:c", "d", "e")],
-      [key("a/b", "c", "d", "e"), key("a", "b/c", "d", "e")],
       [key('a","b', "c", "d", "e"), key("a", "b", "c", "d")],
       [key("", "ab", "c", "d"), key("a", "b", "c", "d")],
       [key("a\u0000", "b", "c", "d"), key("a", "\u0000b", "c", "d")],
     ];
-    for (const [left, right] of pairs) {
-      expect(callKeyId(left)).not.toBe(callKeyId(right));
-      expect(sameCallKey(left, right)).toBe(false);
-    }
+    for (const [left, right] of pairs) expect(callSlotId(left)).not.toBe(callSlotId(right));
   });
 
   it("is injective over arbitrary strings (property)", () => {
@@ -39,17 +35,43 @@ describe("callKeyId", () => {
     fc.assert(
       fc.property(ids, ids, (left, right) => {
         const same = left.every((value, index) => value === right[index]);
-        return (callKeyId(key(...left)) === callKeyId(key(...right))) === same;
+        return (callSlotId(key(...left)) === callSlotId(key(...right))) === same;
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+});
+
+describe("inputDigest of canonicalJson", () => {
+  it("sorts keys at every level, so equal inputs in any key order have one digest", () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: null }] })).toBe('{"a":[{"c":null,"d":2}],"b":1}');
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) => {
+        const reversed = Object.fromEntries(Object.entries(value).reverse());
+        return inputDigest(canonicalJson(value)) === inputDigest(canonicalJson(reversed));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("tells different inputs apart (property, over JSON values)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (left, right) => {
+        const same = canonicalJson(left) === canonicalJson(right);
+        return (inputDigest(canonicalJson(left)) === inputDigest(canonicalJson(right))) === same;
       }),
       { numRuns: 1_000 },
     );
   });
 
-  it("differs in every one of the four scopes", () => {
-    const base = key("c", "a", "v", "t");
-    expect(sameCallKey(base, { ...base })).toBe(true);
-    for (const field of ["connectionId", "agentId", "conversationId", "toolCallId"] as const) {
-      expect(sameCallKey(base, { ...base, [field]: "other" })).toBe(false);
-    }
+  it("is the text itself up to 64 characters and a SHA-256 past them", () => {
+    expect(inputDigest('{"city":"Paris"}')).toBe('{"city":"Paris"}');
+    const long = canonicalJson({ text: "x".repeat(100) });
+    expect(inputDigest(long)).toMatch(/^#[A-Za-z0-9_-]{43}$/);
+    expect(inputDigest(long)).not.toBe(inputDigest(canonicalJson({ text: "y".repeat(100) })));
+  });
+
+  it("its UTF-8 length is the input's size", () => {
+    expect(Buffer.byteLength(canonicalJson({ word: "héllo" }))).toBe(Buffer.byteLength('{"word":"héllo"}'));
   });
 });

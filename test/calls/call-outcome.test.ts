@@ -7,7 +7,7 @@ import {
 } from "../../src/calls/index.js";
 import { toolCallResponseBodySchema } from "../../src/wire/index.js";
 
-const respond = (outcome: CallOutcome, hints = {}) => responseForOutcome(outcome, { toolName: "write_file", hints });
+const respond = (outcome: CallOutcome, safeToRetry = false) => responseForOutcome(outcome, { toolName: "write_file", safeToRetry });
 const textOf = (body: ReturnType<typeof respond>): string => {
   if (!("result" in body)) throw new Error("expected a result");
   const block = body.result.content[0];
@@ -26,9 +26,9 @@ describe("responseForOutcome", () => {
     expect(respond({ kind: "tool-error", message: "disk full", content })).toEqual({ result: { content, is_error: true } });
   });
 
-  it("tool-error with empty content → the message as text", () => {
+  it("tool-error with empty content → the message as text, with the failure marker", () => {
     expect(respond({ kind: "tool-error", message: "boom", content: [] })).toEqual({
-      result: { content: [{ type: "text", text: "boom" }], is_error: true },
+      result: { content: [{ type: "text", text: "Error: boom" }], is_error: true },
     });
   });
 
@@ -81,24 +81,26 @@ describe("responseForOutcome", () => {
   });
 
   it("timeout of a tool with effects → may have applied its effects", () => {
-    for (const hints of [{}, { destructive: true }, { readOnly: false, idempotent: false }]) {
-      expect(respond({ kind: "timeout", timeoutMs: 60_000 }, hints)).toEqual({
-        result: {
-          is_error: true,
-          content: [
-            { type: "text", text: "Tool write_file timed out after 60000 ms. It may have applied its effects: inspect state before retrying." },
-          ],
-        },
-      });
-    }
+    expect(respond({ kind: "timeout", timeoutMs: 60_000 })).toEqual({
+      result: {
+        is_error: true,
+        content: [
+          { type: "text", text: "Error: tool write_file timed out after 60000 ms. It may have applied its effects: inspect state before retrying." },
+        ],
+      },
+    });
   });
 
-  it("timeout of a readOnly or idempotent tool → safe to retry", () => {
-    for (const hints of [{ readOnly: true }, { idempotent: true }]) {
-      expect(textOf(respond({ kind: "timeout", timeoutMs: 5 }, hints))).toBe(
-        "Tool write_file timed out after 5 ms. It has no side effects; it is safe to retry.",
-      );
-    }
+  it("timeout of a tool safe to retry (read-only or idempotent) → says so", () => {
+    expect(textOf(respond({ kind: "timeout", timeoutMs: 5 }, true))).toBe(
+      "Error: tool write_file timed out after 5 ms. It has no side effects; it is safe to retry.",
+    );
+  });
+
+  it("busy → error naming the limit, nothing run", () => {
+    expect(respond({ kind: "busy", limit: 256 })).toEqual({
+      error: "Tool write_file was not run: the client is already running 256 tool calls. Try again later.",
+    });
   });
 
   it("cancelled → error with the reason", () => {
@@ -127,6 +129,7 @@ describe("responseForOutcome", () => {
       { kind: "timeout", timeoutMs: 1 },
       { kind: "cancelled", reason: "r" },
       { kind: "disconnected", graceMs: 1 },
+      { kind: "busy", limit: 1 },
     ];
     for (const outcome of outcomes) expect(toolCallResponseBodySchema.safeParse(respond(outcome)).success).toBe(true);
     expect(toolCallResponseBodySchema.safeParse(expiredResponse("x")).success).toBe(true);

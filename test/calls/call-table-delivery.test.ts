@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_REQUEST_IDS_PER_CALL, type CallKey } from "../../src/calls/index.js";
-import { replayScenario, scopeIsolationScenario } from "./scenarios.js";
-import { callKey, createHarness, deferredRun, flushMicrotasks, ok } from "./table-harness.js";
+import { MAX_INPUTS_PER_TOOL_CALL_ID, MAX_REQUEST_IDS_PER_CALL } from "../../src/calls/index.js";
+import { createHarness, deferredTool, flushMicrotasks, instantTool, text } from "./table-harness.js";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -10,347 +9,320 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const request = (requestId: string, key: CallKey, run: (signal: AbortSignal) => ReturnType<ReturnType<typeof deferredRun>["run"]> | ReturnType<typeof ok>) => ({
-  requestId,
-  key,
-  toolName: "append_row",
-  timeoutMs: 10_000,
-  run,
-});
+const EXPIRED = (id: string) => ({ error: `Result expired; outcome unknown: the call ${id} already ran. Inspect state before retrying.` });
 
 describe("CallTable single flight and replay", () => {
   it("a duplicate while running joins: one run, one response per waiting request id", async () => {
-    const { table, frames, settled } = createHarness();
-    const tool = deferredRun();
-    expect(table.request(request("r1", callKey("t1"), tool.run))).toBe("started");
-    expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("joined");
-    expect(table.request(request("r3", callKey("t1"), tool.run))).toBe("joined");
-    expect(tool.calls).toBe(1);
-    expect(table.pendingCount).toBe(1);
-    tool.resolve(ok("row 1"));
+    const slow = deferredTool("append_row");
+    const h = createHarness({}, slow.tool);
+    expect(h.request("r1", "t1")).toBe("started");
+    expect(h.request("r2", "t1")).toBe("joined");
+    expect(h.request("r3", "t1")).toBe("joined");
+    expect(slow.calls).toBe(1);
+    slow.resolve("row 1");
     await flushMicrotasks();
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1", "r2", "r3"]);
-    expect(new Set(frames.map((frame) => frame.response)).size).toBe(1);
-    expect(settled).toHaveLength(1);
-    expect(settled[0]?.requestIds).toEqual(["r1", "r2", "r3"]);
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1", "r2", "r3"]);
+    expect(new Set(h.frames.map((frame) => frame.response)).size).toBe(1);
+    expect(h.settled[0]?.requestIds).toEqual(["r1", "r2", "r3"]);
   });
 
-  it("a duplicate after settlement replays the very same response object at once, without running", replayScenario);
+  it("a duplicate after settlement replays the very same response object, without running", () => {
+    const h = createHarness({}, instantTool("x", "row 1"));
+    h.request("r1", "t1");
+    expect(h.request("r2", "t1")).toBe("replayed");
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1", "r2"]);
+    expect(h.frames[1]?.response).toBe(h.frames[0]?.response);
+    expect(h.settled).toHaveLength(1);
+  });
 
   it("replays errors byte for byte too (timeout)", () => {
-    const { table, frames } = createHarness();
-    const tool = deferredRun();
-    table.request({ ...request("r1", callKey("t1"), tool.run), timeoutMs: 5 });
+    const slow = deferredTool("x", { timeoutMs: 5 });
+    const h = createHarness({}, slow.tool);
+    h.request("r1", "t1");
     vi.advanceTimersByTime(5);
-    expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("replayed");
-    expect(JSON.stringify(frames[1]?.response)).toBe(JSON.stringify(frames[0]?.response));
-    expect(tool.calls).toBe(1);
+    expect(h.request("r2", "t1")).toBe("replayed");
+    expect(JSON.stringify(h.frames[1]?.response)).toBe(JSON.stringify(h.frames[0]?.response));
+    expect(slow.calls).toBe(1);
   });
 
-  it("a duplicate after eviction is answered 'expired', never run again", async () => {
-    const { table, frames } = createHarness({ replay: { maxEntries: 1 } });
-    const first = deferredRun();
-    table.request(request("r1", callKey("t1"), () => ok("one")));
-    table.request(request("r2", callKey("t2"), () => ok("two")));
-    expect(table.request(request("r3", callKey("t1"), first.run))).toBe("expired");
-    expect(first.calls).toBe(0);
-    expect(frames[2]).toEqual({
-      requestId: "r3",
-      response: { error: "Result expired; outcome unknown: the call t1 already ran. Inspect state before retrying." },
-    });
+  it("the same request id again is a duplicate: nothing written, nothing run", async () => {
+    const slow = deferredTool();
+    const h = createHarness({}, slow.tool);
+    h.request("r1", "t1");
+    expect(h.request("r1", "t1")).toBe("duplicate");
+    slow.resolve("x");
+    await flushMicrotasks();
+    expect(h.request("r1", "t1")).toBe("duplicate");
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1"]);
   });
 
-  it("a duplicate after age eviction is 'expired' (cache age checked on access)", () => {
-    const { table } = createHarness({ replay: { maxAgeMs: 1_000 } });
-    table.request(request("r1", callKey("t1"), () => ok("one")));
+  it(`remembers at most ${MAX_REQUEST_IDS_PER_CALL} request ids per call`, async () => {
+    const slow = deferredTool();
+    const h = createHarness({}, slow.tool);
+    for (let index = 0; index < MAX_REQUEST_IDS_PER_CALL + 10; index++) h.request(`r${index}`, "t1");
+    slow.resolve("x");
+    await flushMicrotasks();
+    expect(h.settled[0]?.requestIds).toHaveLength(MAX_REQUEST_IDS_PER_CALL);
+    expect(h.settled[0]?.requestIds[0]).toBe("r10");
+  });
+});
+
+describe("CallTable identity: the key binds the input", () => {
+  it("the same tool call id with another input is a new call (reused), and it runs", async () => {
+    let runs = 0;
+    const h = createHarness({}, instantTool("x", "ran"));
+    const counting = deferredTool("x");
+    expect(h.request("turn-1", "call_0", { input: { path: "a.txt" }, tool: counting.tool })).toBe("started");
+    counting.resolve("read a");
+    await flushMicrotasks();
+    expect(h.request("turn-2", "call_0", { input: { path: "b.txt" }, tool: counting.tool })).toBe("reused");
+    runs = counting.calls;
+    counting.resolve("read b");
+    await flushMicrotasks();
+    expect(runs).toBe(2);
+    expect(h.frames.map((frame) => frame.response)).toEqual([text("read a"), text("read b")]);
+  });
+
+  it("the same tool call id with the same input (in any key order) is a replay", () => {
+    const h = createHarness({}, instantTool("x", "once"));
+    h.request("r1", "call_0", { input: { a: 1, b: [1, { c: 2, d: 3 }] } });
+    expect(h.request("r2", "call_0", { input: { b: [1, { d: 3, c: 2 }], a: 1 } })).toBe("replayed");
+    expect(h.settled).toHaveLength(1);
+  });
+
+  it("a request id that already stands for one call never runs a second: answered with an error once per epoch", async () => {
+    const slow = deferredTool();
+    const h = createHarness({}, slow.tool);
+    h.request("r1", "t1");
+    expect(h.request("r1", "t2")).toBe("conflict");
+    expect(slow.calls).toBe(1);
+    expect(h.frames).toEqual([
+      { requestId: "r1", epoch: 1, response: { error: "Refused: request r1 already stands for tool call t1; one request id cannot carry a second call. Nothing was run." } },
+    ]);
+    expect(h.request("r1", "t2")).toBe("conflict");
+    slow.resolve("late for r1");
+    await flushMicrotasks();
+    expect(h.frames).toHaveLength(1);
+  });
+
+  it(`keeps at most ${MAX_INPUTS_PER_TOOL_CALL_ID} inputs per tool call id`, () => {
+    const h = createHarness({}, instantTool());
+    for (let index = 0; index < MAX_INPUTS_PER_TOOL_CALL_ID + 4; index++) h.request(`r${index}`, "call_0", { input: { n: index } });
+    expect(h.request("again", "call_0", { input: { n: MAX_INPUTS_PER_TOOL_CALL_ID + 3 } })).toBe("replayed");
+    expect(h.request("oldest", "call_0", { input: { n: 0 } })).toBe("reused");
+  });
+
+  it("the same ids in another connection, agent or conversation are another call", () => {
+    const h = createHarness({}, instantTool());
+    h.request("r1", "same");
+    for (const scope of [{ connectionId: "connection-2" }, { agentId: "agent-2" }, { conversationId: "conversation-2" }]) {
+      expect(h.request(`r-${JSON.stringify(scope)}`, "same", { scope })).toBe("started");
+    }
+    expect(h.settled).toHaveLength(4);
+  });
+});
+
+describe("CallTable bounds", () => {
+  it("a duplicate after count eviction is answered 'expired', never run again, once per request id", () => {
+    const h = createHarness({ maxCachedCalls: 1 }, instantTool());
+    h.request("r1", "t1");
+    h.request("r2", "t2");
+    expect(h.request("r3", "t1")).toBe("expired");
+    expect(h.frames[2]).toEqual({ requestId: "r3", response: EXPIRED("t1"), epoch: 1 });
+    expect(h.request("r3", "t1")).toBe("duplicate");
+    expect(h.request("r1", "t1")).toBe("duplicate");
+    expect(h.settled).toHaveLength(2);
+  });
+
+  it("a duplicate after age eviction is 'expired' (age checked on access)", () => {
+    const h = createHarness({ cacheAgeMs: 1_000 }, instantTool());
+    h.request("r1", "t1");
     vi.advanceTimersByTime(999);
-    expect(table.request(request("r2", callKey("t1"), () => ok("again")))).toBe("replayed");
+    expect(h.request("r2", "t1")).toBe("replayed");
     vi.advanceTimersByTime(1);
-    expect(table.request(request("r3", callKey("t1"), () => ok("again")))).toBe("expired");
-    expect(table.cachedCount).toBe(0);
+    expect(h.request("r3", "t1")).toBe("expired");
+    expect(h.table.cachedCount).toBe(0);
+    expect(h.table.forgottenCount).toBe(1);
   });
 
-  it("an 'expired' answer is given once per request id", () => {
-    const { table, frames } = createHarness({ replay: { maxEntries: 1 } });
-    table.request(request("r1", callKey("t1"), () => ok("one")));
-    table.request(request("r2", callKey("t2"), () => ok("two")));
-    expect(table.request(request("r3", callKey("t1"), () => ok("one")))).toBe("expired");
-    expect(table.request(request("r3", callKey("t1"), () => ok("one")))).toBe("duplicate");
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1", "r2", "r3"]);
+  it("the cache is bounded in characters as well as count", () => {
+    const h = createHarness({ maxCachedChars: 25 }, instantTool("x", "y".repeat(10)));
+    h.request("r1", "t1");
+    h.request("r2", "t2");
+    expect(h.table.cachedCount).toBe(2);
+    h.request("r3", "t3");
+    expect(h.table.cachedCount).toBe(2);
+    expect(h.request("again", "t1")).toBe("expired");
   });
 
-  it("the same request id after eviction gets no second frame", () => {
-    const { table, frames } = createHarness({ replay: { maxEntries: 1 } });
-    table.request(request("r1", callKey("t1"), () => ok("one")));
-    table.request(request("r2", callKey("t2"), () => ok("two")));
-    expect(table.request(request("r1", callKey("t1"), () => ok("one")))).toBe("duplicate");
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1", "r2"]);
-  });
-
-  it("past the tombstones too, the key is new again (documented bound)", () => {
-    const { table } = createHarness({ replay: { maxEntries: 1, maxTombstones: 1 } });
-    for (const id of ["t1", "t2", "t3"]) table.request(request(`r-${id}`, callKey(id), () => ok(id)));
-    expect(table.request(request("again", callKey("t1"), () => ok("t1")))).toBe("started");
-  });
-
-  describe("the same request id again (at most one frame per request id)", () => {
-    it("is ignored while its call runs", async () => {
-      const { table, frames } = createHarness();
-      const tool = deferredRun();
-      table.request(request("r1", callKey("t1"), tool.run));
-      expect(table.request(request("r1", callKey("t1"), tool.run))).toBe("duplicate");
-      tool.resolve(ok("x"));
-      await flushMicrotasks();
-      expect(frames.map((frame) => frame.requestId)).toEqual(["r1"]);
-    });
-
-    it("is ignored once its response was written", () => {
-      const { table, frames } = createHarness();
-      table.request(request("r1", callKey("t1"), () => ok("x")));
-      expect(table.request(request("r1", callKey("t1"), () => ok("x")))).toBe("duplicate");
-      table.request(request("r2", callKey("t1"), () => ok("x")));
-      expect(table.request(request("r2", callKey("t1"), () => ok("x")))).toBe("duplicate");
-      expect(frames.map((frame) => frame.requestId)).toEqual(["r1", "r2"]);
-    });
-
-    it("is answered from the cache when the earlier delivery failed (a redelivery, once)", () => {
-      const { table, frames, link } = createHarness();
-      link.up = false;
-      table.request(request("r1", callKey("t1"), () => ok("x")));
-      expect(frames).toHaveLength(0);
-      expect(table.heldCount).toBe(1);
-      link.up = true;
-      expect(table.request(request("r1", callKey("t1"), () => ok("x")))).toBe("replayed");
-      expect(frames.map((frame) => frame.requestId)).toEqual(["r1"]);
-      expect(table.heldCount).toBe(0);
-      table.linkUp({ redeliver: true });
-      expect(table.request(request("r1", callKey("t1"), () => ok("x")))).toBe("duplicate");
-      expect(frames).toHaveLength(1);
-    });
-  });
-
-  it("remembers at most MAX_REQUEST_IDS_PER_CALL request ids per call", async () => {
-    const { table, settled } = createHarness();
-    const tool = deferredRun();
-    for (let index = 0; index < MAX_REQUEST_IDS_PER_CALL + 10; index++) table.request(request(`r${index}`, callKey("t1"), tool.run));
-    tool.resolve(ok("x"));
-    await flushMicrotasks();
-    expect(settled[0]?.requestIds).toHaveLength(MAX_REQUEST_IDS_PER_CALL);
-    expect(settled[0]?.requestIds[0]).toBe("r10");
-  });
-});
-
-describe("CallTable scope isolation", () => {
-  it.each<[string, Partial<CallKey>]>([
-    ["connections", { connectionId: "connection-2" }],
-    ["agents", { agentId: "agent-2" }],
-    ["conversations", { conversationId: "conversation-2" }],
-  ])("the same tool call id in two %s are two calls", async (_label, scope) => scopeIsolationScenario(scope));
-});
-
-describe("CallTable link loss", () => {
-  it("holds responses while the link is down and redelivers them once for their original request ids", async () => {
-    const { table, frames, attempts } = createHarness();
-    const tool = deferredRun();
-    table.request(request("r1", callKey("t1"), tool.run));
-    table.request(request("r2", callKey("t1"), tool.run));
-    table.linkDown();
-    tool.resolve(ok("x"));
-    await flushMicrotasks();
-    expect(attempts).toHaveLength(0); // the table knows the link is down: it does not even try
-    expect(table.heldCount).toBe(2);
-    table.linkUp({ redeliver: true });
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1", "r2"]);
-    expect(table.heldCount).toBe(0);
-    table.linkDown();
-    table.linkUp({ redeliver: true });
-    expect(frames).toHaveLength(2);
-    expect(vi.getTimerCount()).toBe(0);
-  });
-
-  it("holds a response whose deliver returned false, even before linkDown", () => {
-    const { table, frames, link } = createHarness();
-    link.up = false;
-    table.request(request("r1", callKey("t1"), () => ok("x")));
-    expect(table.heldCount).toBe(1);
-    link.up = true;
-    table.linkDown();
-    table.linkUp({ redeliver: true });
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1"]);
-  });
-
-  it("keeps a response held when the redelivery fails again", () => {
-    const { table, frames, link } = createHarness();
-    table.linkDown();
-    table.request(request("r1", callKey("t1"), () => ok("x")));
-    link.up = false;
-    table.linkUp({ redeliver: true });
-    expect(table.heldCount).toBe(1);
-    link.up = true;
-    table.linkUp({ redeliver: true });
-    expect(frames).toHaveLength(1);
-  });
-
-  it("drops held responses without redeliver; the outcome stays cached for a re-request", () => {
-    const { table, frames } = createHarness();
-    const tool = deferredRun();
-    table.linkDown();
-    table.request(request("r1", callKey("t1"), () => ok("x")));
-    expect(table.heldCount).toBe(1);
-    table.linkUp({ redeliver: false });
-    expect(frames).toHaveLength(0);
-    expect(table.heldCount).toBe(0);
-    expect(table.cachedCount).toBe(1);
-    expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("replayed");
-    expect(tool.calls).toBe(0);
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r2"]);
-  });
-
-  it("without redeliver, running calls stop answering the forgotten request ids but answer new ones", async () => {
-    const { table, frames, settled } = createHarness();
-    const tool = deferredRun();
-    table.request(request("r1", callKey("t1"), tool.run));
-    table.linkDown();
-    table.linkUp({ redeliver: false });
-    expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("joined");
-    tool.resolve(ok("x"));
-    await flushMicrotasks();
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r2"]);
-    expect(settled[0]?.requestIds).toEqual(["r1", "r2"]);
-    expect(tool.calls).toBe(1);
-  });
-
-  it("running calls survive a reconnect inside the grace window", async () => {
-    const { table, frames, settled } = createHarness({ reconnectGraceMs: 1_000 });
-    const tool = deferredRun();
-    table.request(request("r1", callKey("t1"), tool.run));
-    table.linkDown();
-    vi.advanceTimersByTime(999);
-    table.linkUp({ redeliver: true });
+  it("past maxForgottenCalls (or forgottenAgeMs) a call is gone: a new request starts it again (the documented bound)", () => {
+    const h = createHarness({ maxCachedCalls: 1, maxForgottenCalls: 1 }, instantTool());
+    for (const id of ["t1", "t2", "t3"]) h.request(`r-${id}`, id);
+    expect(h.table.forgottenCount).toBe(1);
+    expect(h.request("again", "t1")).toBe("started");
+    const aged = createHarness({ maxCachedCalls: 1, forgottenAgeMs: 5_000 }, instantTool());
+    aged.request("r1", "t1");
+    aged.request("r2", "t2");
     vi.advanceTimersByTime(5_000);
-    expect(settled).toHaveLength(0);
-    tool.resolve(ok("x"));
-    await flushMicrotasks();
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r1"]);
-    expect(tool.signal?.aborted).toBe(false);
+    expect(aged.request("again", "t1")).toBe("started");
   });
 
-  it("grace expiry settles running calls as disconnected: signal aborted, the original request gets 'outcome unknown' when the link returns with redelivery, a re-request replays it", () => {
-    const { table, frames, attempts, settled } = createHarness({ reconnectGraceMs: 30_000 });
-    const tool = deferredRun();
-    table.request({ ...request("r1", callKey("t1"), tool.run), timeoutMs: 60_000 });
-    table.linkDown();
-    expect(vi.getTimerCount()).toBe(2);
-    vi.advanceTimersByTime(29_999);
-    expect(settled).toHaveLength(0);
-    vi.advanceTimersByTime(1);
-    expect(settled.map((event) => event.outcome)).toEqual([{ kind: "disconnected", graceMs: 30_000 }]);
-    expect(tool.signal?.reason).toMatchObject({ kind: "disconnected", name: "AbortError" });
-    expect(attempts).toHaveLength(0);
-    expect(table.heldCount).toBe(1);
-    expect(vi.getTimerCount()).toBe(0);
-    const unknown = {
-      error: "Tool append_row was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.",
-    };
-    table.linkUp({ redeliver: true });
-    expect(frames).toEqual([{ requestId: "r1", response: unknown }]);
-    expect(table.request(request("r2", callKey("t1"), tool.run))).toBe("replayed");
-    expect(tool.calls).toBe(1);
-    expect(frames).toEqual([
-      { requestId: "r1", response: unknown },
-      { requestId: "r2", response: unknown },
+  it("maxConcurrentCalls: past it a call is answered busy, never run, and that is its one outcome", () => {
+    const slow = deferredTool();
+    const h = createHarness({ maxConcurrentCalls: 2 }, slow.tool);
+    h.request("r1", "t1");
+    h.request("r2", "t2");
+    expect(h.request("r3", "t3")).toBe("busy");
+    expect(slow.calls).toBe(2);
+    expect(h.frames).toEqual([{ requestId: "r3", epoch: 1, response: { error: "Tool x was not run: the client is already running 2 tool calls. Try again later." } }]);
+    expect(h.request("r4", "t3")).toBe("replayed");
+    expect(slow.calls).toBe(2);
+  });
+
+  it("held answers are bounded in characters: past maxHeldChars a held result becomes a short error", async () => {
+    const big = deferredTool("big");
+    const h = createHarness({ maxHeldChars: 15 }, big.tool);
+    h.request("r1", "t1");
+    h.request("r2", "t2");
+    h.link.up = false;
+    h.table.epochEnded();
+    big.resolve("z".repeat(10));
+    await flushMicrotasks();
+    expect(h.table.heldCount).toBe(2);
+    h.link.up = true;
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    expect(h.frames.map((frame) => frame.response)).toEqual([
+      text("z".repeat(10)),
+      { error: "The result of tool big (ok) was too large to keep while the client was disconnected. Inspect state before retrying." },
     ]);
   });
 
-  it("a disconnected outcome is dropped for the original request when the link returns without redelivery (local app-server)", () => {
-    const { table, frames } = createHarness({ reconnectGraceMs: 100 });
-    const tool = deferredRun();
-    table.request(request("r1", callKey("t1"), tool.run));
-    table.linkDown();
-    vi.advanceTimersByTime(100);
-    table.linkUp({ redeliver: false });
-    expect(frames).toHaveLength(0);
-    expect(table.heldCount).toBe(0);
-  });
-
-  it("uses one grace timer for the whole table, started by the first linkDown", () => {
-    const { table, settled } = createHarness({ reconnectGraceMs: 100 });
-    for (const id of ["a", "b", "c"]) table.request(request(id, callKey(id), deferredRun().run));
-    expect(vi.getTimerCount()).toBe(3);
-    table.linkDown();
-    vi.advanceTimersByTime(60);
-    table.linkDown();
-    expect(vi.getTimerCount()).toBe(4);
-    vi.advanceTimersByTime(40);
-    expect(settled.map((event) => event.outcome.kind)).toEqual(["disconnected", "disconnected", "disconnected"]);
-  });
-
-  it("keeps responses held past cache eviction (they are owed), bounded by the tombstone cap", () => {
-    const { table, frames } = createHarness({ replay: { maxEntries: 3, maxTombstones: 5 } });
-    table.linkDown();
-    for (let index = 0; index < 10; index++) table.request(request(`r${index}`, callKey(`t${index}`), () => ok("x")));
-    expect(table.cachedCount).toBe(3);
-    // 3 in the cache + at most max(maxTombstones, maxEntries) = 5 evicted ones still owed.
-    expect(table.heldCount).toBe(8);
-    table.linkUp({ redeliver: true });
-    expect(frames.map((frame) => frame.requestId)).toEqual(["r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"]);
-    expect(table.heldCount).toBe(0);
-  });
-
-  it("an 'expired' answer is not held while the link is down", () => {
-    const { table, attempts } = createHarness({ replay: { maxEntries: 1 } });
-    table.request(request("r1", callKey("t1"), () => ok("x")));
-    table.request(request("r2", callKey("t2"), () => ok("x")));
-    table.linkDown();
-    expect(table.request(request("r3", callKey("t1"), () => ok("x")))).toBe("expired");
-    expect(attempts).toHaveLength(2);
-  });
-
-  it("refuses an invalid grace window", () => {
-    for (const reconnectGraceMs of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => createHarness({ reconnectGraceMs })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    }
+  it.each([
+    ["maxConcurrentCalls", 0],
+    ["maxCachedCalls", -1],
+    ["toolTimeoutMs", 1.5],
+    ["maxInputBytes", "1" as unknown as number],
+  ])("rejects a bad %s (%s) with INVALID_OPTIONS", (name, value) => {
+    expect(() => createHarness({ [name]: value })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining(name) }));
   });
 });
 
-describe("CallTable callbacks", () => {
-  it("a throwing deliver counts as not written (held) and is reported; the table carries on", () => {
-    const errors: unknown[] = [];
-    let fail = true;
-    const { table, settled } = createHarness({
-      deliver: () => {
-        if (fail) throw new Error("encode failed");
-        return true;
-      },
-      onCallbackError: (error) => errors.push(error),
-    });
-    table.request(request("r1", callKey("t1"), () => ok("x")));
-    expect(errors).toHaveLength(1);
-    expect(settled).toHaveLength(1);
-    expect(table.heldCount).toBe(1);
-    fail = false;
-    table.linkUp({ redeliver: true });
-    expect(table.heldCount).toBe(0);
+describe("CallTable epochs", () => {
+  it("holds answers while writes fail and writes them once, for their original request ids, when the runtime kept them", async () => {
+    const slow = deferredTool();
+    const h = createHarness({}, slow.tool);
+    h.request("r1", "t1");
+    h.request("r2", "t1");
+    h.link.up = false;
+    h.table.epochEnded();
+    slow.resolve("x");
+    await flushMicrotasks();
+    expect(h.table.heldCount).toBe(2);
+    h.link = Object.assign(h.link, { up: true, epoch: 2 });
+    h.table.epochStarted(2, true);
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["r1", 2], ["r2", 2]]);
+    h.table.epochEnded();
+    h.table.epochStarted(3, true);
+    expect(h.frames).toHaveLength(4); // written on epoch 2 just before epoch 2 ended: written again (the re-send window)
+    expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("throwing onSettled / onLate never break settlement or escape", async () => {
-    const errors: unknown[] = [];
-    const { table, frames } = createHarness({
-      onSettled: () => {
-        throw new Error("listener bug");
-      },
-      onLate: () => {
-        throw new Error("late listener bug");
-      },
-      onCallbackError: (error) => errors.push(error),
-    });
-    const tool = deferredRun();
-    table.request({ ...request("r1", callKey("t1"), tool.run), timeoutMs: 10 });
-    vi.advanceTimersByTime(10);
-    tool.resolve(ok("late"));
+  it("a held answer's request id asked again while the link is up is written at once", () => {
+    const h = createHarness({}, instantTool());
+    h.link.up = false;
+    h.request("r1", "t1");
+    expect(h.table.heldCount).toBe(1);
+    h.link.up = true;
+    expect(h.request("r1", "t1")).toBe("resent");
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1"]);
+    expect(h.table.heldCount).toBe(0);
+  });
+
+  it("an answer written on an older epoch and re-offered on a newer one gets the cached answer again (one per epoch)", () => {
+    const h = createHarness({ resendWindowMs: 0 }, instantTool("x", "answer"));
+    h.request("r1", "t1");
+    h.table.epochEnded();
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    expect(h.frames).toHaveLength(1);
+    expect(h.request("r1", "t1", { epoch: 2 })).toBe("resent");
+    expect(h.request("r1", "t1", { epoch: 2 })).toBe("duplicate");
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["r1", 1], ["r1", 2]]);
+    expect(h.frames[1]?.response).toBe(h.frames[0]?.response);
+    expect(h.settled).toHaveLength(1);
+  });
+
+  it("after a reconnect that kept the calls, answers written within resendWindowMs before the loss are written again; older ones are not", () => {
+    const h = createHarness({ resendWindowMs: 1_000 }, instantTool());
+    h.request("old", "t1");
+    vi.advanceTimersByTime(5_000);
+    h.request("recent", "t2");
+    vi.advanceTimersByTime(500);
+    h.table.epochEnded();
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["old", 1], ["recent", 1], ["recent", 2]]);
+  });
+
+  it("when the runtime forgot the old epoch (local), held answers are dropped and orphaned calls settle disconnected", async () => {
+    const slow = deferredTool("x", { readsSignal: true });
+    const h = createHarness({}, slow.tool);
+    h.link.up = false;
+    h.request("held", "t0", { tool: instantTool() });
+    h.link.up = true;
+    h.request("running", "t1");
+    h.table.epochEnded();
+    h.link.epoch = 2;
+    h.table.epochStarted(2, false);
+    expect(h.table.heldCount).toBe(0);
+    expect(h.settled.map((entry) => [entry.requestIds[0], entry.outcome.kind])).toEqual([["held", "ok"], ["running", "disconnected"]]);
+    expect(slow.context!.signal.reason).toMatchObject({ kind: "disconnected" });
+    expect(h.frames).toHaveLength(0);
+    expect(h.request("new", "t2", { epoch: 2, tool: instantTool() })).toBe("started");
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["new"]);
     await flushMicrotasks();
-    expect(frames).toHaveLength(1);
-    expect(errors.map((error) => (error as Error).message)).toEqual(["listener bug", "late listener bug"]);
-    expect(table.pendingCount).toBe(0);
+  });
+
+  it("a link that stays down past the grace window settles running calls disconnected; the answer goes out when a keeping runtime is back", () => {
+    const slow = deferredTool();
+    const h = createHarness({ reconnectGraceMs: 100 }, slow.tool);
+    h.request("r1", "t1");
+    h.link.up = false;
+    h.table.epochEnded();
+    vi.advanceTimersByTime(100);
+    expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "disconnected", graceMs: 100 }]);
+    h.link.up = true;
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    expect(h.frames).toEqual([
+      { requestId: "r1", epoch: 2, response: { error: "Tool x was interrupted when the client lost its connection; outcome unknown: inspect state before retrying." } },
+    ]);
+  });
+
+  it("a link back within the grace window stops it; calls run on to their own outcome", async () => {
+    const slow = deferredTool();
+    const h = createHarness({ reconnectGraceMs: 100 }, slow.tool);
+    h.request("r1", "t1");
+    h.table.epochEnded();
+    vi.advanceTimersByTime(99);
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    vi.advanceTimersByTime(1_000);
+    expect(h.settled).toHaveLength(0);
+    slow.resolve("fine");
+    await flushMicrotasks();
+    expect(h.frames).toEqual([{ requestId: "r1", epoch: 2, response: text("fine") }]);
+  });
+
+  it("close while the link is down drops held answers (nothing can be written any more)", () => {
+    const h = createHarness({}, instantTool());
+    h.link.up = false;
+    h.request("r1", "t1");
+    h.table.close();
+    expect(h.table.heldCount).toBe(0);
+    h.link.up = true;
+    h.table.epochStarted(2, true);
+    expect(h.frames).toHaveLength(0);
   });
 });

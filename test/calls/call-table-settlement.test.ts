@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ToolCallAbortError, type CallOutcome } from "../../src/calls/index.js";
-import { callKey, createHarness, deferredRun, flushMicrotasks, ok } from "./table-harness.js";
+import { z } from "zod";
+import { ToolCallAbortError } from "../../src/calls/index.js";
+import { defineTool, errorResult } from "../../src/tools/index.js";
+import { createHarness, deferredTool, flushMicrotasks, instantTool, text } from "./table-harness.js";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -10,290 +12,290 @@ afterEach(() => {
 });
 
 describe("CallTable settlement", () => {
-  it("runs a new key exactly once with a fresh signal and delivers its outcome", async () => {
-    const { table, frames, settled } = createHarness();
-    const tool = deferredRun();
-    expect(table.request({ requestId: "r1", key: callKey("t1"), toolName: "echo", timeoutMs: 1_000, run: tool.run })).toBe("started");
-    expect(tool.calls).toBe(1);
-    expect(tool.signal).toBeInstanceOf(AbortSignal);
-    expect(tool.signal?.aborted).toBe(false);
-    expect(table.pendingCount).toBe(1);
+  it("runs a new call exactly once and delivers its outcome", async () => {
+    const slow = deferredTool("echo");
+    const h = createHarness({}, slow.tool);
+    expect(h.request("r1", "t1")).toBe("started");
+    expect(slow.calls).toBe(1);
+    expect(h.starts).toEqual(["r1"]);
+    expect(h.table.runningCount).toBe(1);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(500);
-    tool.resolve(ok("hello"));
+    slow.resolve("hello");
     await flushMicrotasks();
-    expect(frames).toEqual([{ requestId: "r1", response: { result: { content: [{ type: "text", text: "hello" }] } } }]);
-    expect(settled).toHaveLength(1);
-    expect(settled[0]).toMatchObject({ key: callKey("t1"), requestIds: ["r1"], toolName: "echo", durationMs: 500 });
-    expect(settled[0]?.outcome).toEqual(ok("hello"));
-    expect(tool.signal?.aborted).toBe(false);
-    expect(table.pendingCount).toBe(0);
+    expect(h.frames).toEqual([{ requestId: "r1", response: text("hello"), epoch: 1 }]);
+    expect(h.settled).toHaveLength(1);
+    expect(h.settled[0]).toMatchObject({ outcome: { kind: "ok" }, requestIds: ["r1"] });
+    expect(h.settled[0]!.record.settledAt - h.settled[0]!.record.startedAt).toBe(500);
+    expect(h.table.runningCount).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
-    expect(table.cachedCount).toBe(1);
+    expect(h.table.cachedCount).toBe(1);
   });
 
-  it("each new key gets its own signal", () => {
-    const { table } = createHarness();
-    const signals: AbortSignal[] = [];
-    for (const id of ["a", "b"]) {
-      table.request({ requestId: id, key: callKey(id), toolName: "x", timeoutMs: 10, run: (signal) => (signals.push(signal), ok(id)) });
-    }
-    expect(signals).toHaveLength(2);
-    expect(signals[0]).not.toBe(signals[1]);
+  it("gives the callback its ids in the context", () => {
+    const slow = deferredTool();
+    const h = createHarness({}, slow.tool);
+    h.request("r1", "t1", { scope: { agentId: "agent-9", conversationId: "conv-9" } });
+    expect(slow.context).toMatchObject({ toolCallId: "t1", agentId: "agent-9", conversationId: "conv-9" });
+    slow.context!.progress("half way");
+    expect(h.progress).toEqual(["half way"]);
   });
 
-  it("settles at once when run returns an outcome synchronously", () => {
-    const { table, frames } = createHarness();
-    table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 10, run: () => ({ kind: "unknown-tool", toolName: "x", available: [] }) });
-    expect(frames).toEqual([{ requestId: "r1", response: { error: "Unknown client tool: x. Client tools in this session: (none)" } }]);
+  it("settles at once when the tool answers synchronously", () => {
+    const h = createHarness({}, instantTool("x", "sync"));
+    h.request("r1", "t1");
+    expect(h.frames).toEqual([{ requestId: "r1", response: text("sync"), epoch: 1 }]);
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it.each<[string, () => Promise<CallOutcome> | CallOutcome, RegExp]>([
-    ["throws", () => { throw new Error("kaput"); }, /Tool x failed: kaput/],
-    ["rejects", () => Promise.reject(new Error("nope")), /Tool x failed: nope/],
-    ["rejects with a non-error", () => Promise.reject(42 as unknown as Error), /Tool x failed: unknown error/],
-    ["resolves with no outcome", () => Promise.resolve(undefined as unknown as CallOutcome), /Tool x failed: it produced no result/],
-  ])("treats a run that %s as tool-error", async (_label, run, message) => {
-    const { table, frames, settled } = createHarness();
-    table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run });
-    await flushMicrotasks();
-    expect(settled).toHaveLength(1);
-    expect(settled[0]?.outcome.kind).toBe("tool-error");
-    expect(frames).toHaveLength(1);
-    expect(frames[0]?.response).toMatchObject({ result: { is_error: true, content: [{ type: "text", text: expect.stringMatching(message) }] } });
+  it("answers an unknown tool without running anything, naming the session's tools", () => {
+    const h = createHarness();
+    h.request("r1", "t1", { tool: undefined, toolName: "ghost" });
+    expect(h.frames[0]?.response).toEqual({ error: "Unknown client tool: ghost. Client tools in this session: (none)" });
+    expect(h.settled[0]?.outcome.kind).toBe("unknown-tool");
   });
 
-  it("passes a preflight outcome through (callback never invoked is run's business)", async () => {
-    const { table, frames } = createHarness();
-    table.request({
-      requestId: "r1",
-      key: callKey("t1"),
-      toolName: "x",
-      timeoutMs: 100,
-      run: async () => ({ kind: "invalid-input", issues: [{ path: "city", message: "Required" }] }),
+  it("refuses an input over maxInputBytes before validating or running it", () => {
+    const slow = deferredTool("big");
+    const h = createHarness({ maxInputBytes: 20 }, slow.tool);
+    h.request("r1", "t1", { input: { text: "x".repeat(30) } });
+    expect(slow.calls).toBe(0);
+    expect(h.settled[0]?.outcome).toEqual({ kind: "input-too-large", bytes: 41, limit: 20 });
+    expect(JSON.stringify(h.frames[0]?.response)).toContain("Error: the input for tool big is 41 bytes, over the limit of 20 bytes");
+  });
+
+  it("refuses invalid input with each failing path; the callback never runs", () => {
+    let runs = 0;
+    const strict = defineTool({
+      name: "place_order",
+      description: "order",
+      input: z.object({ city: z.string(), count: z.number().int() }),
+      execute: () => void runs++,
     });
+    const h = createHarness({}, strict);
+    h.request("r1", "t1", { input: { city: 7 } });
+    expect(runs).toBe(0);
+    expect(h.starts).toEqual([]);
+    const body = JSON.stringify(h.frames[0]?.response);
+    expect(body).toContain("Error: invalid input for tool place_order");
+    expect(body).toContain("- city:");
+    expect(body).toContain("- count:");
+  });
+
+  it.each<[string, () => unknown, RegExp]>([
+    ["throws", () => { throw new Error("kaput"); }, /^Error: tool x failed: kaput$/],
+    ["rejects", () => Promise.reject(new Error("nope")), /^Error: tool x failed: nope$/],
+    ["throws a string", () => { throw "boom"; }, /^Error: tool x failed: boom$/],
+    ["returns an error result", () => errorResult("disk full"), /^Error: tool x reported an error: disk full$/],
+  ])("a tool that %s is a tool-error whose text carries the failure marker", async (_label, execute, pattern) => {
+    const tool = defineTool({ name: "x", description: "x", input: z.object({}), execute: execute as () => string });
+    const h = createHarness({}, tool);
+    h.request("r1", "t1");
     await flushMicrotasks();
-    expect(frames[0]?.response).toMatchObject({ result: { is_error: true } });
+    expect(h.settled[0]?.outcome.kind).toBe("tool-error");
+    expect(h.frames[0]?.response).toMatchObject({ result: { is_error: true, content: [{ type: "text", text: expect.stringMatching(pattern) }] } });
+  });
+
+  it("a thrown string and a returned string read differently to the model", async () => {
+    const thrower = defineTool({ name: "t", description: "t", input: z.object({}), execute: () => { throw "boom"; } });
+    const returner = defineTool({ name: "r", description: "r", input: z.object({}), execute: () => "boom" });
+    const h = createHarness();
+    h.request("r1", "c1", { tool: thrower });
+    h.request("r2", "c2", { tool: returner });
+    expect(h.frames.map((frame) => JSON.stringify(frame.response))).toEqual([
+      JSON.stringify({ result: { content: [{ type: "text", text: "Error: tool t failed: boom" }], is_error: true } }),
+      JSON.stringify(text("boom")),
+    ]);
   });
 
   describe("timeout", () => {
     it("nothing at deadline − 1 ms, the timeout at exactly the deadline, nothing after", () => {
-      const { table, frames, settled } = createHarness();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "slow", timeoutMs: 1_000, run: tool.run });
+      const slow = deferredTool("slow", { timeoutMs: 1_000, readsSignal: true });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
       vi.advanceTimersByTime(999);
-      expect(frames).toHaveLength(0);
-      expect(settled).toHaveLength(0);
-      expect(tool.signal?.aborted).toBe(false);
+      expect(h.frames).toHaveLength(0);
+      expect(slow.context!.signal.aborted).toBe(false);
       vi.advanceTimersByTime(1);
-      expect(settled).toHaveLength(1);
-      expect(settled[0]?.outcome).toEqual({ kind: "timeout", timeoutMs: 1_000 });
-      expect(settled[0]?.durationMs).toBe(1_000);
-      expect(frames).toEqual([
-        {
-          requestId: "r1",
-          response: {
-            result: {
-              is_error: true,
-              content: [{ type: "text", text: "Tool slow timed out after 1000 ms. It may have applied its effects: inspect state before retrying." }],
-            },
-          },
-        },
-      ]);
-      expect(tool.signal?.aborted).toBe(true);
-      expect(tool.signal?.reason).toBeInstanceOf(ToolCallAbortError);
-      expect(tool.signal?.reason).toMatchObject({ kind: "timeout", name: "TimeoutError" });
+      expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "timeout", timeoutMs: 1_000 }]);
+      expect(h.frames[0]?.response).toEqual({
+        result: { is_error: true, content: [{ type: "text", text: "Error: tool slow timed out after 1000 ms. It may have applied its effects: inspect state before retrying." }] },
+      });
+      expect(slow.context!.signal.reason).toBeInstanceOf(ToolCallAbortError);
+      expect(slow.context!.signal.reason).toMatchObject({ kind: "timeout", name: "TimeoutError" });
       vi.advanceTimersByTime(60_000);
-      expect(frames).toHaveLength(1);
-      expect(settled).toHaveLength(1);
+      expect(h.frames).toHaveLength(1);
       expect(vi.getTimerCount()).toBe(0);
     });
 
-    it("says a readOnly tool is safe to retry", () => {
-      const { table, frames } = createHarness();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "read", timeoutMs: 5, hints: { readOnly: true }, run: deferredRun().run });
+    it("uses the session default when the tool has none", () => {
+      const h = createHarness({ toolTimeoutMs: 250 }, deferredTool().tool);
+      h.request("r1", "t1");
+      vi.advanceTimersByTime(249);
+      expect(h.settled).toHaveLength(0);
+      vi.advanceTimersByTime(1);
+      expect(h.settled[0]?.outcome).toEqual({ kind: "timeout", timeoutMs: 250 });
+    });
+
+    it.each([[{ readOnly: true }], [{ idempotent: true }]])("says a tool with %j is safe to retry", (hints) => {
+      const h = createHarness({}, deferredTool("read", { timeoutMs: 5, hints }).tool);
+      h.request("r1", "t1");
       vi.advanceTimersByTime(5);
-      expect(JSON.stringify(frames[0]?.response)).toContain("It has no side effects; it is safe to retry.");
+      expect(JSON.stringify(h.frames[0]?.response)).toContain("It has no side effects; it is safe to retry.");
+    });
+
+    it("calls that share a timeout share one timer and each expires at its own deadline", () => {
+      const h = createHarness({}, deferredTool("x", { timeoutMs: 100 }).tool);
+      h.request("r1", "t1");
+      vi.advanceTimersByTime(40);
+      h.request("r2", "t2");
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(60);
+      expect(h.settled.map((entry) => entry.requestIds[0])).toEqual(["r1"]);
+      vi.advanceTimersByTime(39);
+      expect(h.settled).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(h.settled.map((entry) => entry.requestIds[0])).toEqual(["r1", "r2"]);
+      expect(vi.getTimerCount()).toBe(0);
     });
 
     it("reports the callback's result after the timeout as late, never delivered", async () => {
-      const { table, frames, settled, late } = createHarness();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "slow", timeoutMs: 10, run: tool.run });
+      const slow = deferredTool("slow", { timeoutMs: 10 });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
       vi.advanceTimersByTime(10);
-      tool.resolve(ok("too late"));
+      slow.resolve("too late");
       await flushMicrotasks();
-      expect(frames).toHaveLength(1);
-      expect(settled).toHaveLength(1);
-      expect(late).toEqual([{ key: callKey("t1"), toolName: "slow", outcome: ok("too late") }]);
-    });
-
-    it("clamps a negative or NaN deadline to 0 and an enormous one to the timer maximum", () => {
-      const { table, settled } = createHarness();
-      table.request({ requestId: "r1", key: callKey("neg"), toolName: "x", timeoutMs: -5, run: deferredRun().run });
-      table.request({ requestId: "r2", key: callKey("nan"), toolName: "x", timeoutMs: Number.NaN, run: deferredRun().run });
-      table.request({ requestId: "r3", key: callKey("inf"), toolName: "x", timeoutMs: Number.POSITIVE_INFINITY, run: deferredRun().run });
-      vi.advanceTimersByTime(0);
-      expect(settled.map((event) => event.outcome)).toEqual([
-        { kind: "timeout", timeoutMs: 0 },
-        { kind: "timeout", timeoutMs: 0 },
-      ]);
-      table.close();
-      expect(settled[2]?.outcome.kind).toBe("cancelled");
+      expect(h.frames).toHaveLength(1);
+      expect(h.late).toEqual([{ toolCallId: "t1", outcome: { kind: "ok", content: [{ type: "text", text: "too late" }] } }]);
     });
   });
 
-  describe("cancel", () => {
-    it("settles matching running calls as cancelled now, with the response sent", () => {
-      const { table, frames, settled } = createHarness();
-      const first = deferredRun();
-      const second = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1", { conversationId: "A" }), toolName: "x", timeoutMs: 1_000, run: first.run });
-      table.request({ requestId: "r2", key: callKey("t2", { conversationId: "B" }), toolName: "x", timeoutMs: 1_000, run: second.run });
-      expect(table.cancel((key) => key.conversationId === "A", "the turn was aborted")).toBe(1);
-      expect(frames).toEqual([{ requestId: "r1", response: { error: "Tool call cancelled: the turn was aborted" } }]);
-      expect(settled[0]?.outcome).toEqual({ kind: "cancelled", reason: "the turn was aborted" });
-      expect(first.signal?.reason).toMatchObject({ kind: "cancelled", name: "AbortError" });
-      expect(second.signal?.aborted).toBe(false);
-      expect(table.pendingCount).toBe(1);
-      expect(vi.getTimerCount()).toBe(1);
-      expect(table.cancel(() => true, "again")).toBe(1);
-      expect(table.cancel(() => true, "nothing left")).toBe(0);
+  describe("the callback's signal", () => {
+    it("is created only when the tool reads it", () => {
+      const slow = deferredTool();
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
+      expect(h.settled).toHaveLength(0);
+      expect(h.table.runningCount).toBe(1);
+      const record = (h.table as unknown as { cancel(reason: string): number }).cancel("stop");
+      expect(record).toBe(1);
+      // Read after the abort: already aborted, with the reason.
+      expect(slow.context!.signal.aborted).toBe(true);
+      expect(slow.context!.signal.reason).toMatchObject({ kind: "cancelled" });
+    });
+
+    it("is a real AbortSignal that fires listeners added before the abort", () => {
+      const slow = deferredTool("x", { readsSignal: true });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
+      let fired = 0;
+      slow.context!.signal.addEventListener("abort", () => fired++);
+      h.table.close("bye");
+      expect(fired).toBe(1);
+      expect(slow.context!.signal.reason).toMatchObject({ kind: "cancelled", message: "The tool call was cancelled: bye" });
+    });
+
+    it("survives a spread of the context ({ ...context }) as an own property", () => {
+      const slow = deferredTool();
+      createHarness({}, slow.tool).request("r1", "t1");
+      const copy = { ...slow.context! };
+      expect(copy.signal).toBeInstanceOf(AbortSignal);
+      expect(copy.toolCallId).toBe("t1");
     });
   });
 
-  describe("caller signal", () => {
-    it("cancels with the caller's reason passed through unchanged", () => {
-      const { table, frames, settled } = createHarness();
-      const caller = new AbortController();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 1_000, signal: caller.signal, run: tool.run });
-      const reason = new Error("user pressed stop");
-      caller.abort(reason);
-      expect(tool.signal?.reason).toBe(reason);
-      expect(settled[0]?.outcome).toEqual({ kind: "cancelled", reason: "user pressed stop" });
-      expect(frames).toEqual([{ requestId: "r1", response: { error: "Tool call cancelled: user pressed stop" } }]);
+  describe("cancel and close", () => {
+    it("cancel settles running calls as cancelled now, with the response written", () => {
+      const slow = deferredTool("x", { readsSignal: true });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
+      expect(h.table.cancel("the turn was aborted")).toBe(1);
+      expect(h.frames).toEqual([{ requestId: "r1", response: { error: "Tool call cancelled: the turn was aborted" }, epoch: 1 }]);
+      expect(slow.context!.signal.reason).toMatchObject({ kind: "cancelled", name: "AbortError" });
+      expect(h.table.cancel("nothing left")).toBe(0);
       expect(vi.getTimerCount()).toBe(0);
     });
 
-    it("passes a non-error reason through too", () => {
-      const { table } = createHarness();
-      const caller = new AbortController();
-      const tool = deferredRun();
-      const reason = { why: "custom" };
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 1_000, signal: caller.signal, run: tool.run });
-      caller.abort(reason);
-      expect(tool.signal?.reason).toBe(reason);
-    });
-
-    it("does not run at all when the caller's signal already fired", () => {
-      const { table, frames, settled } = createHarness();
-      const tool = deferredRun();
-      expect(
-        table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 1_000, signal: AbortSignal.abort("gone"), run: tool.run }),
-      ).toBe("started");
-      expect(tool.calls).toBe(0);
-      expect(settled[0]?.outcome).toEqual({ kind: "cancelled", reason: "gone" });
-      expect(frames).toEqual([{ requestId: "r1", response: { error: "Tool call cancelled: gone" } }]);
+    it("close settles every running call at once and refuses new calls without running them", () => {
+      const slow = deferredTool();
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
+      h.request("r2", "t2");
+      h.table.close("the session was closed");
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["cancelled", "cancelled"]);
       expect(vi.getTimerCount()).toBe(0);
-      expect(table.pendingCount).toBe(0);
+      expect(h.request("r3", "t3")).toBe("closed");
+      expect(slow.calls).toBe(2);
+      expect(h.frames.at(-1)).toEqual({ requestId: "r3", response: { error: "Tool call cancelled: the session was closed" }, epoch: 1 });
+      expect(h.request("r1", "t1")).toBe("duplicate");
+      h.table.close();
     });
   });
 
   describe("same-tick races: exactly one outcome", () => {
     it("resolve vs timeout: the timeout fires before the resolution is seen", async () => {
-      const { table, frames, settled, late } = createHarness();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run: tool.run });
+      const slow = deferredTool("x", { timeoutMs: 100 });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
       vi.advanceTimersByTime(99);
-      tool.resolve(ok("photo finish"));
+      slow.resolve("photo finish");
       vi.advanceTimersByTime(1);
       await flushMicrotasks();
-      expect(settled.map((event) => event.outcome.kind)).toEqual(["timeout"]);
-      expect(frames).toHaveLength(1);
-      expect(late).toHaveLength(1);
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["timeout"]);
+      expect(h.frames).toHaveLength(1);
+      expect(h.late).toHaveLength(1);
     });
 
     it("resolve vs timeout: the resolution seen first wins and the deadline passes silently", async () => {
-      const { table, frames, settled, late } = createHarness();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run: tool.run });
+      const slow = deferredTool("x", { timeoutMs: 100 });
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
       vi.advanceTimersByTime(99);
-      tool.resolve(ok("just in time"));
+      slow.resolve("just in time");
       await flushMicrotasks();
       vi.advanceTimersByTime(1);
-      expect(settled.map((event) => event.outcome.kind)).toEqual(["ok"]);
-      expect(frames).toHaveLength(1);
-      expect(late).toHaveLength(0);
-    });
-
-    it("a sync outcome at the same tick the caller aborts: one outcome", () => {
-      const { table, frames, settled, late } = createHarness();
-      const caller = new AbortController();
-      table.request({
-        requestId: "r1",
-        key: callKey("t1"),
-        toolName: "x",
-        timeoutMs: 100,
-        signal: caller.signal,
-        run: () => {
-          caller.abort("stop");
-          return ok("done anyway");
-        },
-      });
-      expect(settled.map((event) => event.outcome.kind)).toEqual(["cancelled"]);
-      expect(frames).toHaveLength(1);
-      expect(late.map((event) => event.outcome.kind)).toEqual(["ok"]);
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["ok"]);
+      expect(h.late).toHaveLength(0);
     });
 
     it.each([
-      ["cancel", (table: ReturnType<typeof createHarness>["table"]) => void table.cancel(() => true, "aborted"), "cancelled"],
-      ["close", (table: ReturnType<typeof createHarness>["table"]) => table.close("closing"), "cancelled"],
-    ])("resolve vs %s", async (_label, act, kind) => {
-      const { table, frames, settled, late } = createHarness();
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run: tool.run });
-      tool.resolve(ok("result"));
-      act(table);
+      ["cancel", (h: ReturnType<typeof createHarness>) => void h.table.cancel("aborted")],
+      ["close", (h: ReturnType<typeof createHarness>) => h.table.close("closing")],
+    ])("resolve vs %s", async (_label, act) => {
+      const slow = deferredTool();
+      const h = createHarness({}, slow.tool);
+      h.request("r1", "t1");
+      slow.resolve("result");
+      act(h);
       await flushMicrotasks();
-      expect(settled.map((event) => event.outcome.kind)).toEqual([kind]);
-      expect(frames).toHaveLength(1);
-      expect(late.map((event) => event.outcome.kind)).toEqual(["ok"]);
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["cancelled"]);
+      expect(h.frames).toHaveLength(1);
+      expect(h.late.map((entry) => entry.outcome.kind)).toEqual(["ok"]);
     });
 
     it("resolve vs grace expiry", async () => {
-      const { table, frames, settled, late } = createHarness({ reconnectGraceMs: 50 });
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 1_000, run: tool.run });
-      table.linkDown();
+      const slow = deferredTool();
+      const h = createHarness({ reconnectGraceMs: 50 }, slow.tool);
+      h.request("r1", "t1");
+      h.link.up = false;
+      h.table.epochEnded();
       vi.advanceTimersByTime(49);
-      tool.resolve(ok("result"));
+      slow.resolve("result");
       vi.advanceTimersByTime(1);
       await flushMicrotasks();
-      expect(settled.map((event) => event.outcome.kind)).toEqual(["disconnected"]);
-      expect(frames).toHaveLength(0);
-      expect(late.map((event) => event.outcome.kind)).toEqual(["ok"]);
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["disconnected"]);
+      expect(h.frames).toHaveLength(0);
+      expect(h.late.map((entry) => entry.outcome.kind)).toEqual(["ok"]);
     });
 
     it("timeout and grace expiry due at the same instant", () => {
-      const { table, settled } = createHarness({ reconnectGraceMs: 100 });
-      const tool = deferredRun();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run: tool.run });
-      table.linkDown();
+      const h = createHarness({ reconnectGraceMs: 100 }, deferredTool("x", { timeoutMs: 100 }).tool);
+      h.request("r1", "t1");
+      h.table.epochEnded();
       vi.advanceTimersByTime(100);
-      expect(settled).toHaveLength(1);
-      expect(settled[0]?.outcome.kind).toBe("timeout");
+      expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["timeout"]);
       expect(vi.getTimerCount()).toBe(0);
-    });
-
-    it("timeout then cancel in the same tick: cancel finds nothing", () => {
-      const { table, settled } = createHarness();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "x", timeoutMs: 100, run: deferredRun().run });
-      vi.advanceTimersByTime(100);
-      expect(table.cancel(() => true, "late cancel")).toBe(0);
-      table.close();
-      expect(settled.map((event) => event.outcome.kind)).toEqual(["timeout"]);
     });
   });
 });

@@ -1,90 +1,145 @@
 /**
- * Test helpers for the call table: a recording `deliver` with a switchable
- * link, deferred `run` functions, and key builders. Uses the global (fake)
- * timers through `systemTimers`.
+ * Test helpers for the call table: a recording output with a switchable link
+ * and epoch, deferred tools (made with defineTool, settled by the test), and
+ * request builders. Uses the global (fake) timers through `systemTimers`.
  */
-import type { CallKey, CallLateEvent, CallOutcome, CallSettledEvent, CallTableOptions } from "../../src/calls/index.js";
-import { CallTable } from "../../src/calls/index.js";
+import { z } from "zod";
+import {
+  CallTable,
+  canonicalJson,
+  inputDigest,
+  type CallKey,
+  type CallLimits,
+  type CallOutcome,
+  type CallRecord,
+  type CallRequest,
+  type RequestDisposition,
+} from "../../src/calls/index.js";
+import { defineTool, type ClientTool, type ToolHints } from "../../src/tools/index.js";
 import type { ToolCallResponseBody } from "../../src/wire/index.js";
 
 export interface Frame {
   requestId: string;
   response: ToolCallResponseBody;
+  epoch: number;
 }
 
 export interface Harness {
   table: CallTable;
-  /** Frames actually written (deliver returned true). */
+  /** Frames actually written. */
   frames: Frame[];
-  /** Every deliver attempt, written or not. */
-  attempts: Frame[];
-  settled: CallSettledEvent[];
-  late: CallLateEvent[];
-  callbackErrors: unknown[];
-  /** When false, deliver returns false (nothing written). */
-  link: { up: boolean };
+  /** Every write attempt, written or not. */
+  attempts: Array<Omit<Frame, "epoch">>;
+  /** Records as they settled (the "end" report), with their outcome. */
+  settled: Array<{ record: CallRecord; outcome: CallOutcome; requestIds: string[] }>;
+  /** Outcomes produced after their call had settled. */
+  late: Array<{ toolCallId: string; outcome: CallOutcome }>;
+  starts: string[];
+  progress: string[];
+  /** `up: false` makes every write fail (held); `epoch` is what a write goes out on. */
+  link: { up: boolean; epoch: number };
+  /** Send one request (defaults: tool call id, empty input, epoch = the link's). */
+  request(requestId: string, toolCallId: string, options?: RequestOptions): RequestDisposition;
 }
 
-export function createHarness(options: Partial<CallTableOptions> = {}): Harness {
-  const harness: Omit<Harness, "table"> = { frames: [], attempts: [], settled: [], late: [], callbackErrors: [], link: { up: true } };
-  const table = new CallTable({
-    deliver(requestId, response) {
-      harness.attempts.push({ requestId, response });
-      if (!harness.link.up) return false;
-      harness.frames.push({ requestId, response });
-      return true;
+export interface RequestOptions {
+  tool?: ClientTool | undefined;
+  input?: unknown;
+  epoch?: number;
+  scope?: Partial<Omit<CallKey, "toolCallId" | "inputDigest">>;
+  toolName?: string;
+}
+
+export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: ClientTool): Harness {
+  const link = { up: true, epoch: 1 };
+  const harness = { frames: [], attempts: [], settled: [], late: [], starts: [], progress: [], link } as unknown as Harness;
+  harness.table = new CallTable({
+    limits,
+    output(kind, record, requestId, detail) {
+      if (kind === "response") {
+        harness.attempts.push({ requestId, response: detail as ToolCallResponseBody });
+        if (!link.up) return undefined;
+        harness.frames.push({ requestId, response: detail as ToolCallResponseBody, epoch: link.epoch });
+        return link.epoch;
+      }
+      if (kind === "end") harness.settled.push({ record: record!, outcome: record!.outcome!, requestIds: record!.deliveries.map((d) => d.requestId) });
+      if (kind === "late") harness.late.push({ toolCallId: record!.key.toolCallId, outcome: detail as CallOutcome });
+      if (kind === "start") harness.starts.push(requestId);
+      if (kind === "progress") harness.progress.push(detail as string);
+      return undefined;
     },
-    onSettled: (event) => harness.settled.push(event),
-    onLate: (event) => harness.late.push(event),
-    onCallbackError: (error) => harness.callbackErrors.push(error),
-    ...options,
   });
-  return { ...harness, table };
+  harness.request = (requestId, toolCallId, options = {}) => harness.table.request(callRequest(requestId, toolCallId, { epoch: link.epoch, tool: defaultTool, ...options }));
+  return harness;
 }
 
-export interface DeferredRun {
-  run(signal: AbortSignal): Promise<CallOutcome>;
-  resolve(outcome: CallOutcome): void;
-  reject(error: unknown): void;
-  /** How many times `run` was called. */
-  readonly calls: number;
-  /** The signal of the last call. */
-  readonly signal: AbortSignal | undefined;
+export function callKey(toolCallId: string, input: unknown = {}, scope: RequestOptions["scope"] = {}): CallKey {
+  return { connectionId: "connection-1", agentId: "agent-1", conversationId: "conversation-1", ...scope, toolCallId, inputDigest: inputDigest(canonicalJson(input)) };
 }
 
-/** A `run` that waits until the test resolves or rejects it (each call gets its own promise; resolve settles all). */
-export function deferredRun(): DeferredRun {
-  let calls = 0;
-  let signal: AbortSignal | undefined;
-  const resolvers: Array<{ resolve(outcome: CallOutcome): void; reject(error: unknown): void }> = [];
+export function callRequest(requestId: string, toolCallId: string, options: RequestOptions & { epoch: number }): CallRequest {
+  const input = options.input ?? {};
+  const canonical = canonicalJson(input);
+  const tool = "tool" in options ? options.tool : undefined;
   return {
-    run(callSignal) {
-      calls++;
-      signal = callSignal;
-      return new Promise<CallOutcome>((resolve, reject) => resolvers.push({ resolve, reject }));
-    },
-    resolve(outcome) {
-      for (const resolver of resolvers) resolver.resolve(outcome);
-    },
-    reject(error) {
-      for (const resolver of resolvers) resolver.reject(error);
-    },
-    get calls() {
-      return calls;
-    },
-    get signal() {
-      return signal;
-    },
+    requestId,
+    epoch: options.epoch,
+    key: callKey(toolCallId, input, options.scope),
+    toolName: options.toolName ?? tool?.name ?? "x",
+    tool,
+    toolNames: () => (tool === undefined ? [] : [tool.name]),
+    input,
+    inputBytes: Buffer.byteLength(canonical),
   };
 }
 
-export function callKey(toolCallId: string, scope: Partial<CallKey> = {}): CallKey {
-  return { connectionId: "connection-1", agentId: "agent-1", conversationId: "conversation-1", toolCallId, ...scope };
+export interface DeferredTool {
+  tool: ClientTool;
+  /** Runs of the callback. */
+  readonly calls: number;
+  /** The context of the last run (its `signal` is read only when a test reads it). */
+  readonly context: { readonly signal: AbortSignal; toolCallId: string; agentId: string; conversationId: string; progress(message: string): void } | undefined;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
 }
 
-export function ok(text: string): CallOutcome {
-  return { kind: "ok", content: [{ type: "text", text }] };
+/** A tool whose every run waits until the test resolves or rejects it (all pending runs at once). */
+export function deferredTool(name = "x", options: { timeoutMs?: number; hints?: ToolHints; readsSignal?: boolean } = {}): DeferredTool {
+  let calls = 0;
+  let context: DeferredTool["context"];
+  const pending: Array<{ resolve(value: unknown): void; reject(error: unknown): void }> = [];
+  const tool = defineTool({
+    name,
+    description: `deferred ${name}`,
+    input: z.looseObject({}),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.hints === undefined ? {} : { hints: options.hints }),
+    execute: (_input, callContext) => {
+      calls++;
+      context = callContext;
+      if (options.readsSignal === true) void callContext.signal;
+      return new Promise<string>((resolve, reject) => pending.push({ resolve: resolve as (value: unknown) => void, reject }));
+    },
+  });
+  return {
+    tool,
+    get calls() {
+      return calls;
+    },
+    get context() {
+      return context;
+    },
+    resolve: (value) => pending.splice(0).forEach((run) => run.resolve(value)),
+    reject: (error) => pending.splice(0).forEach((run) => run.reject(error)),
+  };
 }
+
+/** A tool that answers at once (synchronously) with `value`. */
+export function instantTool(name = "x", value: unknown = "done"): ClientTool {
+  return defineTool({ name, description: `instant ${name}`, input: z.looseObject({}), execute: () => value as string });
+}
+
+export const text = (value: string): ToolCallResponseBody => ({ result: { content: [{ type: "text", text: value }] } });
 
 /** Let pending promise reactions run (a few microtask turns). */
 export async function flushMicrotasks(): Promise<void> {

@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_REPLAY_MAX_ENTRIES, DEFAULT_REPLAY_MAX_TOMBSTONES } from "../../src/calls/index.js";
+import { DEFAULT_CALL_LIMITS } from "../../src/calls/index.js";
 import { startLoadRuntime, type LoadRuntime } from "./support/load-runtime.js";
 import { until, within } from "./support/wait.js";
 
@@ -92,8 +92,8 @@ describe("heap under churn", () => {
     // a tombstone (a call evicted from the cache, kept so a late duplicate is never re-run) ~0.5 KiB.
     // RELIABILITY.md's target (cache cap x average result + 1 MiB) leaves out both; closing that gap
     // (compact tombstones, one copy of the result) is an open item.
-    const tombstones = Math.min(CALLS + warmupCalls, DEFAULT_REPLAY_MAX_TOMBSTONES);
-    const boundBytes = DEFAULT_REPLAY_MAX_ENTRIES * (2 * averageResultBytes + ENTRY_OVERHEAD_BYTES) + tombstones * TOMBSTONE_BYTES + MiB;
+    const tombstones = Math.min(CALLS + warmupCalls, DEFAULT_CALL_LIMITS.maxForgottenCalls);
+    const boundBytes = DEFAULT_CALL_LIMITS.maxCachedCalls * (2 * averageResultBytes + ENTRY_OVERHEAD_BYTES) + tombstones * TOMBSTONE_BYTES + MiB;
     const growthBytes = final.heapUsed - baseline.heapUsed;
     const figures = {
       calls,

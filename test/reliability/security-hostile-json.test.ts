@@ -170,7 +170,7 @@ describe("__proto__ and constructor.prototype keys", () => {
   it("a required field supplied only through __proto__ fails validation: the tool never runs", async () => {
     for (const json of ['{"a":{"__proto__":{"b":"smuggled"}}}', '{"a":{"constructor":{"prototype":{"b":"smuggled"}}}}']) {
       const { response } = await call("required", json);
-      expect(responseText(response)).toContain("Invalid input for tool required");
+      expect(responseText(response)).toContain("Error: invalid input for tool required");
     }
   });
 });

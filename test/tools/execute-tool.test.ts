@@ -1,6 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, errorResult, executeTool, type ToolCallContext, type ToolReturnValue } from "../../src/tools/index.js";
+import { defineTool, errorResult, executeTool as executeWithCallback, type ClientTool, type ExecutionOutcome, type ToolCallContext, type ToolReturnValue } from "../../src/tools/index.js";
+
+/** executeTool as a promise (it hands its outcome to a callback). */
+const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallContext, options: { maxResultChars?: number } = {}): Promise<ExecutionOutcome> =>
+  new Promise((resolve) => executeWithCallback(tool, input, callContext, options.maxResultChars ?? 32_000, resolve));
 
 function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   return {
@@ -41,7 +45,7 @@ describe("executeTool", () => {
     await expect(executeTool(tool, {}, context())).resolves.toEqual({
       kind: "tool-error",
       message: "disk on fire",
-      content: [{ type: "text", text: "disk on fire" }],
+      content: [{ type: "text", text: "Error: tool t failed: disk on fire" }],
     });
   });
 
@@ -76,7 +80,7 @@ describe("executeTool", () => {
     await expect(executeTool(tool, {}, context())).resolves.toEqual({
       kind: "tool-error",
       message: "quota exceeded",
-      content: [{ type: "text", text: "quota exceeded" }, image],
+      content: [{ type: "text", text: "Error: tool t reported an error: quota exceeded" }, image],
     });
     await expect(executeTool(toolReturning(() => errorResult("nope")), {}, context())).resolves.toMatchObject({
       kind: "tool-error",
@@ -109,8 +113,9 @@ describe("executeTool", () => {
       context(),
       { maxResultChars: 1_000 },
     );
-    expect(failed.kind === "tool-error" && failed.message.length <= 1_000).toBe(true);
-    expect(failed.content).toEqual([{ type: "text", text: failed.kind === "tool-error" ? failed.message : "" }]);
+    expect(failed.kind).toBe("tool-error");
+    expect((failed.content[0] as { text: string }).text.length).toBeLessThanOrEqual(1_000);
+    expect((failed.content[0] as { text: string }).text).toMatch(/^Error: tool t failed: e+/);
   });
 
   it("waits for a thenable and reports one that rejects", async () => {
@@ -126,9 +131,14 @@ describe("executeTool", () => {
     });
   });
 
-  it("throws synchronously only for an invalid maxResultChars", () => {
-    expect(() => executeTool(toolReturning(() => ""), {}, context(), { maxResultChars: 1.5 })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTIONS" }),
-    );
+  it("answers a synchronous result synchronously (no promise in between)", () => {
+    let seen: ExecutionOutcome | undefined;
+    executeWithCallback(toolReturning(() => "now"), {}, context(), 32_000, (outcome) => (seen = outcome));
+    expect(seen).toEqual({ kind: "ok", content: [{ type: "text", text: "now" }] });
+  });
+
+  it("a result whose then getter throws is a tool-error, not an exception", async () => {
+    const hostile = Object.defineProperty({}, "then", { get: () => { throw new Error("trap"); } });
+    await expect(executeTool(toolReturning(() => hostile as ToolReturnValue), {}, context())).resolves.toMatchObject({ kind: "tool-error", message: "trap" });
   });
 });

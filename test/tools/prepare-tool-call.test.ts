@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, jsonByteLength, prepareToolCall, ToolRegistry, utf8ByteLength } from "../../src/tools/index.js";
+import { defineTool, preflightToolCall, ToolRegistry } from "../../src/tools/index.js";
+import { runTool } from "../support/run-tool.js";
 
-function registryWith(execute = vi.fn(() => "ran")) {
+function registryWith() {
+  const execute = vi.fn((input: unknown) => JSON.stringify(input));
   const order = defineTool({
     name: "place_order",
     description: "Places an order",
@@ -18,119 +20,84 @@ function registryWith(execute = vi.fn(() => "ran")) {
   return { registry: new ToolRegistry([order, ping]), execute };
 }
 
-describe("prepareToolCall", () => {
-  it("returns the tool and the schema's parsed output (defaults filled in)", () => {
+const request = (toolName: string, inputBytes: number, names: string[] = ["place_order", "ping"]) => ({ toolName, inputBytes, toolNames: () => names });
+
+describe("preflightToolCall", () => {
+  it("lets a known tool with an input within the limit through", () => {
     const { registry } = registryWith();
-    const prepared = prepareToolCall(registry, { toolName: "place_order", input: { city: "Paris", items: [{ name: "tea" }] } });
-    expect(prepared).toEqual({
-      ok: true,
-      tool: registry.get("place_order"),
-      input: { city: "Paris", quantity: 1, items: [{ name: "tea" }] },
+    expect(preflightToolCall(registry.get("ping"), request("ping", 2), 1_048_576)).toBeUndefined();
+  });
+
+  it("reports an unknown tool with the available names, before the size", () => {
+    expect(preflightToolCall(undefined, request("get_weather", 10_000_000), 1_000)).toEqual({
+      kind: "unknown-tool",
+      toolName: "get_weather",
+      available: ["place_order", "ping"],
     });
   });
 
-  it("reports an unknown tool with the available names", () => {
+  it("refuses an input over the limit (at the limit passes)", () => {
     const { registry } = registryWith();
-    expect(prepareToolCall(registry, { toolName: "get_weather", input: {} })).toEqual({
-      ok: false,
-      outcome: { kind: "unknown-tool", toolName: "get_weather", available: ["place_order", "ping"] },
-    });
+    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_577), 1_048_576)).toEqual({ kind: "input-too-large", bytes: 1_048_577, limit: 1_048_576 });
+    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_576), 1_048_576)).toBeUndefined();
   });
+});
 
-  it("checks the tool before the size: an oversize call to an unknown tool is unknown-tool", () => {
-    const { registry } = registryWith();
-    const prepared = prepareToolCall(registry, { toolName: "nope", input: {}, inputBytes: 10_000_000 });
-    expect(prepared).toMatchObject({ ok: false, outcome: { kind: "unknown-tool" } });
-  });
-
-  it("refuses an input over the limit before the schema sees it (measured or given)", () => {
-    const { registry } = registryWith();
-    const input = { city: "x".repeat(2_000), items: [] };
-    const bytes = JSON.stringify(input).length;
-    expect(prepareToolCall(registry, { toolName: "place_order", input }, { maxInputBytes: 1_000 })).toEqual({
-      ok: false,
-      outcome: { kind: "input-too-large", bytes, limit: 1_000 },
-    });
-    expect(prepareToolCall(registry, { toolName: "ping", input: {}, inputBytes: 1_048_577 })).toEqual({
-      ok: false,
-      outcome: { kind: "input-too-large", bytes: 1_048_577, limit: 1_048_576 },
-    });
-    expect(prepareToolCall(registry, { toolName: "ping", input: {}, inputBytes: 1_048_576 })).toMatchObject({ ok: true });
-  });
-
-  it("counts UTF-8 bytes, not characters", () => {
-    const { registry } = registryWith();
-    const input = { city: "é".repeat(600), items: [] }; // 600 chars, 1,200 bytes
-    expect(prepareToolCall(registry, { toolName: "place_order", input }, { maxInputBytes: 1_000 })).toMatchObject({
-      ok: false,
-      outcome: { kind: "input-too-large", bytes: jsonByteLength(input) },
-    });
-    expect(utf8ByteLength("aé€😀")).toBe(1 + 2 + 3 + 4);
-    expect(utf8ByteLength("\ud800")).toBe(3);
-  });
-
-  it("reports wrong-typed input with each failing path, and never runs the handler", () => {
+describe("validation by the tool's own schema (through the call path)", () => {
+  it("hands the schema's parsed output (defaults filled in) to the callback", async () => {
     const { registry, execute } = registryWith();
-    const prepared = prepareToolCall(registry, {
-      toolName: "place_order",
-      input: { city: 7, quantity: 0, items: [{ name: "tea" }, { name: "milk" }, { notes: "x" }], "shipping address": 1 },
+    await expect(runTool(registry, "place_order", { city: "Paris", items: [{ name: "tea" }] })).resolves.toMatchObject({ kind: "ok" });
+    expect(execute).toHaveBeenCalledWith({ city: "Paris", quantity: 1, items: [{ name: "tea" }] }, expect.anything());
+  });
+
+  it("counts UTF-8 bytes, not characters", async () => {
+    const { registry } = registryWith();
+    const input = { city: "é".repeat(600), items: [] }; // 600 chars, 1,200+ bytes
+    await expect(runTool(registry, "place_order", input, { maxInputBytes: 1_000 })).resolves.toMatchObject({
+      kind: "input-too-large",
+      bytes: Buffer.byteLength(JSON.stringify(input)),
     });
-    expect(prepared).toEqual({
-      ok: false,
-      outcome: {
-        kind: "invalid-input",
-        issues: [
-          { path: "city", message: "Invalid input: expected string, received number" },
-          { path: "quantity", message: "Too small: expected number to be >=1" },
-          { path: "items[2].name", message: "Invalid input: expected string, received undefined" },
-          { path: '["shipping address"]', message: "Invalid input: expected string, received number" },
-        ],
-      },
+  });
+
+  it("reports wrong-typed input with each failing path, and never runs the handler", async () => {
+    const { registry, execute } = registryWith();
+    const input = { city: 7, quantity: 0, items: [{ name: "tea" }, { name: "milk" }, { notes: "x" }], "shipping address": 1 };
+    await expect(runTool(registry, "place_order", input)).resolves.toEqual({
+      kind: "invalid-input",
+      issues: [
+        { path: "city", message: "Invalid input: expected string, received number" },
+        { path: "quantity", message: "Too small: expected number to be >=1" },
+        { path: "items[2].name", message: "Invalid input: expected string, received undefined" },
+        { path: '["shipping address"]', message: "Invalid input: expected string, received number" },
+      ],
     });
     expect(execute).not.toHaveBeenCalled();
   });
 
-  it("names (root) when the input itself is wrong", () => {
+  it("names (root) when the input itself is wrong", async () => {
     const { registry } = registryWith();
-    expect(prepareToolCall(registry, { toolName: "ping", input: "hello" })).toEqual({
-      ok: false,
-      outcome: { kind: "invalid-input", issues: [{ path: "(root)", message: "Invalid input: expected object, received string" }] },
+    await expect(runTool(registry, "ping", "hello")).resolves.toEqual({
+      kind: "invalid-input",
+      issues: [{ path: "(root)", message: "Invalid input: expected object, received string" }],
     });
   });
 
-  it("lets the schema alone decide: unknown keys reach a strict schema, which refuses them", () => {
+  it("lets the schema alone decide: unknown keys reach a strict schema, which refuses them", async () => {
     const strict = defineTool({ name: "strict", description: "d", input: z.strictObject({ a: z.string() }), execute: () => "" });
-    const loose = defineTool({ name: "loose", description: "d", input: z.looseObject({ a: z.string() }), execute: () => "" });
+    const loose = defineTool({ name: "loose", description: "d", input: z.looseObject({ a: z.string() }), execute: (input) => JSON.stringify(input) });
     const registry = new ToolRegistry([strict, loose]);
-    expect(prepareToolCall(registry, { toolName: "strict", input: { a: "x", b: 1 } })).toMatchObject({
-      ok: false,
-      outcome: { kind: "invalid-input", issues: [{ path: "(root)", message: expect.stringContaining('"b"') }] },
+    await expect(runTool(registry, "strict", { a: "x", b: 1 })).resolves.toMatchObject({
+      kind: "invalid-input",
+      issues: [{ path: "(root)", message: expect.stringContaining('"b"') }],
     });
-    expect(prepareToolCall(registry, { toolName: "loose", input: { a: "x", b: 1 } })).toMatchObject({
-      ok: true,
-      input: { a: "x", b: 1 },
-    });
+    await expect(runTool(registry, "loose", { a: "x", b: 1 })).resolves.toEqual({ kind: "ok", content: [{ type: "text", text: '{"a":"x","b":1}' }] });
   });
 
-  it("reports a schema that cannot run synchronously instead of throwing", () => {
-    const asyncCheck = defineTool({
-      name: "async_check",
-      description: "d",
-      input: z.object({ a: z.string() }).refine(async () => true),
-      execute: () => "",
+  it("reports a schema that cannot run synchronously instead of throwing", async () => {
+    const asyncCheck = defineTool({ name: "async_check", description: "d", input: z.object({ a: z.string() }).refine(async () => true), execute: () => "" });
+    await expect(runTool(new ToolRegistry([asyncCheck]), "async_check", { a: "x" })).resolves.toMatchObject({
+      kind: "invalid-input",
+      issues: [{ path: "(root)", message: expect.stringContaining("input schema failed to run") }],
     });
-    const prepared = prepareToolCall(new ToolRegistry([asyncCheck]), { toolName: "async_check", input: { a: "x" } });
-    expect(prepared).toMatchObject({
-      ok: false,
-      outcome: { kind: "invalid-input", issues: [{ path: "(root)", message: expect.stringContaining("input schema failed to run") }] },
-    });
-  });
-
-  it("rejects an invalid maxInputBytes", () => {
-    const { registry } = registryWith();
-    expect(() => prepareToolCall(registry, { toolName: "ping", input: {} }, { maxInputBytes: -1 })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTIONS" }),
-    );
   });
 });
-

@@ -24,7 +24,7 @@ describe("wire types", () => {
     expectTypeOf<ExternalToolsGroup>().toEqualTypeOf<{ scope_id?: string | undefined; tools: ExternalToolDefinition[] }>();
     expectTypeOf<FrameEnvelope>().toEqualTypeOf<{ seq?: number; event_seq?: number; idempotency_key?: string }>();
     expectTypeOf(decodeFrame).toEqualTypeOf<(text: string, options?: { maxDepth?: number }) => DecodedFrame>();
-    expectTypeOf(encodeFrame).toEqualTypeOf<(frame: OutboundFrame) => string>();
+    expectTypeOf(encodeFrame).toEqualTypeOf<(frame: OutboundFrame, trusted?: boolean) => string>();
   });
 
   it("makes result and error exclusive in a tool response", () => {

@@ -1,0 +1,59 @@
+/**
+ * Mutants of the call table: each re-creates one real mistake at the spot where
+ * it would live, as a text patch applied to a COPY of src/ (mutation.test.ts).
+ * The model-based schedules must kill every one. Nothing here touches src/.
+ */
+export interface Mutant {
+  name: string;
+  /** What the mistake is, in words. */
+  mistake: string;
+  /** File under src/, the exact text to find (once), and what to put there. */
+  file: string;
+  find: string;
+  replace: string;
+}
+
+export const MUTANTS: readonly Mutant[] = [
+  {
+    name: "reexecuteOnReplay",
+    mistake: "a settled call asked for again runs again instead of replaying",
+    file: "calls/call-table.ts",
+    find: "if (record !== undefined) return this.#again(record, request);",
+    replace: 'if (record !== undefined && record.state === "running") return this.#again(record, request);',
+  },
+  {
+    name: "leakTimer",
+    mistake: "a settled call leaves its deadline timer armed",
+    file: "calls/call-table.ts",
+    find: "if (this.#running.delete(record)) this.#deadlines.release(record.timeoutMs);",
+    replace: "this.#running.delete(record);",
+  },
+  {
+    name: "keyByToolCallIdOnly",
+    mistake: "the key is the tool call id alone, so scopes collide",
+    file: "calls/call-key.ts",
+    find: "return JSON.stringify([key.connectionId, key.agentId, key.conversationId, key.toolCallId]);",
+    replace: "return JSON.stringify([key.toolCallId]);",
+  },
+  {
+    name: "ignoreInputDigest",
+    mistake: "a reused tool call id with another input replays the stale result",
+    file: "calls/call-table.ts",
+    find: "while (record !== undefined && record.key.inputDigest !== request.key.inputDigest) record = record.older;",
+    replace: "while (record !== undefined && false) record = record.older;",
+  },
+  {
+    name: "resendOnSameEpoch",
+    mistake: "a request id asked again on the same epoch gets a second frame",
+    file: "calls/call-table.ts",
+    find: 'const again = known.state === "held" || (known.state !== "waiting" && known.epoch < request.epoch);',
+    replace: 'const again = known.state === "held" || (known.state !== "waiting" && known.epoch <= request.epoch);',
+  },
+  {
+    name: "dropHeldOnKeepingEpoch",
+    mistake: "answers held while the link was down are dropped although the runtime kept the calls",
+    file: "calls/call-table.ts",
+    find: 'if (runtimeKeptCalls && (delivery.state === "held" ||',
+    replace: 'if (runtimeKeptCalls && (false ||',
+  },
+];
