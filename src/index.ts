@@ -9,6 +9,9 @@ export type {
   ToolCallEndEvent,
   ToolCallLateEvent,
   ToolCallDuplicateEvent,
+  ToolCallReusedEvent,
+  ToolCallRefusedEvent,
+  ForeignFrameEvent,
   ToolCallProgressEvent,
   ConnectionStateChangeEvent,
 } from "./session/session-events.js";

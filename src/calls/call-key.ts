@@ -21,9 +21,11 @@ export interface CallKey {
 /**
  * The string form of a key without its digest — the slot all inputs sent
  * under one tool call id share: a JSON array of the four ids in fixed order,
- * unambiguous for any characters inside an id.
+ * unambiguous for any characters inside an id. `scopeId` (the store's short
+ * number for the first three ids) stands in for them when given.
  */
-export function callSlotId(key: CallKey): string {
+export function callSlotId(key: CallKey, scopeId?: number): string {
+  if (scopeId !== undefined) return `${scopeId}:${key.toolCallId}`;
   return JSON.stringify([key.connectionId, key.agentId, key.conversationId, key.toolCallId]);
 }
 
@@ -41,13 +43,33 @@ export function inputDigest(canonicalText: string): string {
 
 /**
  * JSON with object keys sorted at every level, so that equal inputs have one
- * text whatever their key order. Its UTF-8 length is the input's size.
+ * text whatever their key order. Its UTF-8 length is the input's size. Built
+ * in one join, so the text is flat (no rope of pieces kept alive by a digest).
  * Inputs come from a decoded frame (depth-capped, no cycles).
  */
 export function canonicalJson(value: unknown): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const parts: string[] = [];
+  writeCanonical(value, parts);
+  return parts.join("");
+}
+
+function writeCanonical(value: unknown, parts: string[]): void {
+  if (typeof value !== "object" || value === null) {
+    parts.push(JSON.stringify(value) ?? "null");
+    return;
+  }
+  const array = Array.isArray(value);
+  parts.push(array ? "[" : "{");
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
+  const keys = array ? undefined : Object.keys(record).sort();
+  const count = array ? (value as unknown[]).length : keys!.length;
+  for (let index = 0; index < count; index++) {
+    if (index > 0) parts.push(",");
+    if (array) writeCanonical((value as unknown[])[index], parts);
+    else {
+      parts.push(JSON.stringify(keys![index]), ":");
+      writeCanonical(record[keys![index]!], parts);
+    }
+  }
+  parts.push(array ? "]" : "}");
 }

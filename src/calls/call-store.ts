@@ -5,6 +5,7 @@
  * age — checked lazily: the store owns no timer). Part of the call table.
  */
 import type { ToolCallResponseBody } from "../wire/index.js";
+import { callSlotId, type CallKey } from "./call-key.js";
 import type { CallLimits } from "./call-table-options.js";
 import type { CallRecord, Delivery, DeliveryState } from "./call-record.js";
 
@@ -16,6 +17,9 @@ export const MAX_INPUTS_PER_TOOL_CALL_ID = 8;
 export class CallStore {
   #limits: CallLimits;
   #slots = new Map<string, CallRecord>();
+  /** A short number per distinct (connection, agent, conversation): slot ids stay small. */
+  #scopes = new Map<string, number>();
+  #lastScope: { key: CallKey; id: number } | undefined;
   #byRequestId = new Map<string, CallRecord>();
   #settled = new RecordQueue("settled");
   #forgotten = new RecordQueue("forgotten");
@@ -26,6 +30,19 @@ export class CallStore {
 
   constructor(limits: CallLimits) {
     this.#limits = limits;
+  }
+
+  /** The slot id of a key: its scope's short number and its tool call id. */
+  slotOf(key: CallKey): string {
+    const last = this.#lastScope;
+    if (last !== undefined && last.key.connectionId === key.connectionId && last.key.agentId === key.agentId && last.key.conversationId === key.conversationId) {
+      return callSlotId(key, last.id);
+    }
+    const scope = callSlotId({ ...key, toolCallId: "" });
+    let id = this.#scopes.get(scope);
+    if (id === undefined) this.#scopes.set(scope, (id = this.#scopes.size));
+    this.#lastScope = { key, id };
+    return callSlotId(key, id);
   }
 
   /** The newest record of a slot (older inputs follow `older`). */

@@ -17,7 +17,7 @@ export interface CallLimits {
   maxCachedChars: number;
   /** A cached outcome is forgotten once this old (ms since settlement). Default 600,000 (10 min). */
   cacheAgeMs: number;
-  /** Forgotten calls remembered (their request ids, so a repeat is never run again). Default 16,384. */
+  /** Forgotten calls remembered (their request ids, so a repeat is never run again). Default 4,096. */
   maxForgottenCalls: number;
   /** A forgotten call is let go this long after it settled (ms). Default 86,400,000 (24 h). */
   forgottenAgeMs: number;
@@ -50,7 +50,7 @@ export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   maxCachedCalls: 1_024,
   maxCachedChars: 8 * 1_048_576,
   cacheAgeMs: 600_000,
-  maxForgottenCalls: 16_384,
+  maxForgottenCalls: 4_096,
   forgottenAgeMs: 86_400_000,
   maxHeldChars: 8 * 1_048_576,
   reconnectGraceMs: 30_000,

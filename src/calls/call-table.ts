@@ -11,7 +11,6 @@ import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.
 import { executeTool, preflightToolCall, validateToolInput, type InputValidation, type ToolCallContext } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
-import { callSlotId } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
@@ -28,13 +27,16 @@ export class CallTable {
   #lostAt: number | undefined;
   #graceTimer: TimerHandle | undefined;
   #closeReason: string | undefined;
+  /** Times are kept relative to this (small integers, not heap numbers, in every record). */
+  #origin: number;
 
   constructor(options: CallTableOptions) {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
     this.#output = options.output;
     this.#timers = options.timers ?? systemTimers;
+    this.#origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
-    this.#deadlines = new DeadlineQueue(this.#timers, (record) => record.state === "running", (record) =>
+    this.#deadlines = new DeadlineQueue(this.#timers, () => this.#now(), (record) => record.state === "running", (record) =>
       this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
     );
   }
@@ -66,8 +68,8 @@ export class CallTable {
 
   /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
-    this.#store.evict(this.#timers.now());
-    const slotId = callSlotId(request.key);
+    this.#store.evict(this.#now());
+    const slotId = this.#store.slotOf(request.key);
     const head = this.#store.head(slotId);
     let record = head;
     while (record !== undefined && record.key.inputDigest !== request.key.inputDigest) record = record.older;
@@ -80,7 +82,7 @@ export class CallTable {
     }
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
-    record = new CallRecord(request.key, slotId, request.toolName, request.tool, this.#timers.now(), timeoutMs, delivery);
+    record = new CallRecord(request.key, slotId, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
     this.#store.add(record);
     if (this.#running.size >= this.limits.maxConcurrentCalls) {
       this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
@@ -102,7 +104,7 @@ export class CallTable {
   /** The link of an epoch is lost: running calls keep running for the grace window. */
   epochEnded(): void {
     if (this.#closeReason !== undefined) return;
-    this.#lostAt ??= this.#timers.now();
+    this.#lostAt ??= this.#now();
     if (this.#graceTimer !== undefined || this.#running.size === 0) return;
     this.#graceTimer = this.#timers.setTimeout(() => {
       this.#graceTimer = undefined;
@@ -172,7 +174,7 @@ export class CallTable {
     if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
     const error = `Refused: request ${request.requestId} already stands for tool call ${owner.key.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
     const epoch = this.#write(owner, request.requestId, { error });
-    if (epoch !== undefined) this.#store.mark(owner, delivery, "sent", epoch, this.#timers.now());
+    if (epoch !== undefined) this.#store.mark(owner, delivery, "sent", epoch, this.#now());
     return "conflict";
   }
 
@@ -216,7 +218,7 @@ export class CallTable {
     if (this.#running.delete(record)) this.#deadlines.release(record.timeoutMs);
     record.state = "settled";
     record.outcome = outcome;
-    record.settledAt = this.#timers.now();
+    record.settledAt = this.#now();
     const hints = record.tool?.hints;
     record.tool = undefined;
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry: hints?.readOnly === true || hints?.idempotent === true }));
@@ -235,7 +237,7 @@ export class CallTable {
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
   #deliver(record: CallRecord, delivery: Delivery): void {
     const epoch = this.#write(record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
-    if (epoch !== undefined) return void this.#store.mark(record, delivery, "sent", epoch, this.#timers.now());
+    if (epoch !== undefined) return void this.#store.mark(record, delivery, "sent", epoch, this.#now());
     if (this.#closeReason !== undefined || record.state !== "settled") return void this.#store.mark(record, delivery, "dropped");
     if (this.#store.mark(record, delivery, "held") <= this.limits.maxHeldChars) return;
     const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
@@ -256,6 +258,10 @@ export class CallTable {
     } catch {
       // A report that throws changes nothing: the table's state is already consistent.
     }
+  }
+
+  #now(): number {
+    return this.#timers.now() - this.#origin;
   }
 
   #clearGrace(): void {

@@ -18,12 +18,14 @@ interface Lane<T> {
 export class DeadlineQueue<T> {
   #lanes = new Map<number, Lane<T>>();
   #timers: Timers;
+  #now: () => number;
   #isLive: (item: T) => boolean;
   #expire: (item: T) => void;
 
-  /** `expire` is called at an item's deadline if `isLive(item)` still holds. */
-  constructor(timers: Timers, isLive: (item: T) => boolean, expire: (item: T) => void) {
+  /** `expire` is called at an item's deadline if `isLive(item)` still holds; `now` is the clock deadlines are kept in. */
+  constructor(timers: Timers, now: () => number, isLive: (item: T) => boolean, expire: (item: T) => void) {
     this.#timers = timers;
+    this.#now = now;
     this.#isLive = isLive;
     this.#expire = expire;
   }
@@ -41,7 +43,7 @@ export class DeadlineQueue<T> {
       lane = { timeoutMs, items: [], head: 0, live: 0, timer: undefined };
       this.#lanes.set(timeoutMs, lane);
     }
-    lane.items.push({ item, deadline: this.#timers.now() + timeoutMs });
+    lane.items.push({ item, deadline: this.#now() + timeoutMs });
     lane.live++;
     if (lane.timer === undefined) this.#arm(lane);
   }
@@ -71,12 +73,12 @@ export class DeadlineQueue<T> {
       lane.items.splice(0, lane.head);
       lane.head = 0;
     }
-    lane.timer = this.#timers.setTimeout(() => this.#fire(lane), Math.max(0, next.deadline - this.#timers.now()));
+    lane.timer = this.#timers.setTimeout(() => this.#fire(lane), Math.max(0, next.deadline - this.#now()));
   }
 
   #fire(lane: Lane<T>): void {
     lane.timer = undefined;
-    const now = this.#timers.now();
+    const now = this.#now();
     while (lane.head < lane.items.length && lane.items[lane.head]!.deadline <= now) {
       const { item } = lane.items[lane.head++]!;
       if (this.#isLive(item)) this.#expire(item);

@@ -11,8 +11,8 @@
  *   rejected by the runtime itself because its connection died (local backend:
  *   a disconnect drops that connection's calls and cancels its turn);
  * - without a reconnect, all 16 calls were answered with their results;
- * - a fresh turn works: a new call runs once, a re-request of an old
- *   tool_call_id is answered from the replay cache without running again;
+ * - a fresh turn works: a new call runs once, a re-request of an old call
+ *   (same tool_call_id, same input) is answered from the replay cache without running again;
  * - the schedule (faults, recovery and fresh turn) took ≤ 2 s;
  * and, over the whole run, no uncaught error or unhandled rejection.
  *
@@ -68,7 +68,9 @@ async function chaosTurn(turn: ScriptedTurn, schedule: ChaosSchedule, runtime: S
 async function checkTurn(turn: ScriptedTurn, schedule: ChaosSchedule): Promise<void> {
   const fresh = await turn.callTool("work", { ms: 0 }, { toolCallId: `check-${schedule.index}` });
   const old = schedule.calls[schedule.index % schedule.calls.length]!;
-  const again = await turn.callTool("work", { ms: 0 }, { toolCallId: old.toolCallId });
+  // The same call again (same id, same input): the replay cache answers it. (The same id with another
+  // input would be a new call: the key binds the input.)
+  const again = await turn.callTool("work", { ms: old.workMs }, { toolCallId: old.toolCallId });
   await turn.say(`fresh=${fresh.toolReturn};again=${again.isError ? "error" : again.toolReturn}`);
 }
 
@@ -188,7 +190,9 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         if (chaosOutcome.ended) chaosTurnsEnded++;
         else {
           chaosTurnsFailed++;
-          expect(chaosOutcome.error, where).toMatchObject({ code: "CONNECTION_CLOSED" });
+          // Lost after the runtime confirmed the message: CONNECTION_CLOSED; lost between writing it and the
+          // confirmation: INPUT_UNCONFIRMED (it may or may not have been received, and it is never written twice).
+          expect((chaosOutcome.error as { code?: string }).code, where).toMatch(/^(CONNECTION_CLOSED|INPUT_UNCONFIRMED)$/);
           expect(disrupted, `${where}: a turn failed without a reconnect`).toBe(true);
         }
         if (disrupted) schedulesWithReconnect++;
@@ -200,7 +204,7 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
           SCHEDULE_BUDGET_MS,
         );
         if (!(check && typeof check === "object" && "stopReason" in check)) {
-          expect(check, where).toMatchObject({ code: "CONNECTION_CLOSED" });
+          expect((check as { code?: string }).code, where).toMatch(/^(CONNECTION_CLOSED|INPUT_UNCONFIRMED)$/);
           checkRetries++;
           await until(() => session.state === "open", "session open for the retry", SCHEDULE_BUDGET_MS);
           check = await within(session.send(`check:${index}`).result, `${where}: check turn`, SCHEDULE_BUDGET_MS);
