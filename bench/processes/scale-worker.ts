@@ -17,7 +17,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("scale-worker needs --expose-gc");
 
 export interface ScaleMeasurement {
-  variant: "toolrelay" | "baseline";
+  variant: "toolrelay" | "toolrelay-ignore" | "baseline";
   count: number;
   /** heapUsed after − before the flood, after full GCs, ÷ count. */
   bytesPerCall: number;
@@ -38,20 +38,30 @@ function heapAfterGc(): number {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function measureSdk(count: number): Promise<ScaleMeasurement> {
+async function measureSdk(count: number, readsSignal: boolean): Promise<ScaleMeasurement> {
   let settledHandlers = 0;
   const hang = defineTool({
     name: "hang",
     description: "Never answers until aborted",
     input: z.object({}),
-    execute: async (_input, { signal }) => {
-      const result = await hangUntilAborted(signal);
-      settledHandlers++;
-      return result;
-    },
+    execute: readsSignal
+      ? async (_input, { signal }) => {
+          const result = await hangUntilAborted(signal);
+          settledHandlers++;
+          return result;
+        }
+      : () => {
+          settledHandlers++;
+          return new Promise<string>(() => undefined);
+        },
   });
   const link = new BenchLink();
-  const session = await createSession({ backend: { kind: "link", link }, agent: { id: "agent-bench" }, tools: [noopTool, hang] });
+  const session = await createSession({
+    backend: { kind: "link", link },
+    agent: { id: "agent-bench" },
+    tools: [noopTool, hang],
+    maxConcurrentCalls: count + 1,
+  });
   // Warm-up: complete calls, so JIT, caches and the replay cache are in their steady state.
   for (let n = 0; n < 2_000; n++) link.receive(toolCallRequestText(n, "noop"));
   await tick();
@@ -69,7 +79,7 @@ async function measureSdk(count: number): Promise<ScaleMeasurement> {
   while (settledHandlers < count) await tick();
   const allSettledMs = performance.now() - closeStarted;
   return {
-    variant: "toolrelay",
+    variant: readsSignal ? "toolrelay" : "toolrelay-ignore",
     count,
     bytesPerCall: (after - before) / count,
     closeMs,
@@ -124,7 +134,7 @@ async function measureBaseline(count: number): Promise<ScaleMeasurement> {
 const parent = serveParent(async (cmd, message) => {
   if (cmd !== "measure") throw new Error(`unknown command ${cmd}`);
   const count = message.count as number;
-  const result = message.variant === "baseline" ? await measureBaseline(count) : await measureSdk(count);
+  const result = message.variant === "baseline" ? await measureBaseline(count) : await measureSdk(count, message.variant === "toolrelay");
   return { result };
 });
 parent.ready({ pid: process.pid });

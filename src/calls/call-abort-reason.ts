@@ -1,8 +1,6 @@
 /**
- * The reason a tool callback's `AbortSignal` fires, when the table aborts it:
- * `signal.reason` is a {@link ToolCallAbortError} whose `kind` says why. When
- * the caller's own signal fired, the caller's `signal.reason` is passed through
- * unchanged instead (never relabelled).
+ * The reason a tool callback's `AbortSignal` fires: `signal.reason` is a
+ * {@link ToolCallAbortError} whose `kind` says why (never relabelled).
  */
 const brand = Symbol.for("toolrelay.tool-call-abort-error");
 
@@ -11,13 +9,12 @@ export type ToolCallAbortKind = "timeout" | "cancelled" | "disconnected";
 
 /**
  * `signal.reason` of an aborted tool call. `name` is `"TimeoutError"` for a
- * timeout and `"AbortError"` otherwise, like the DOM's own abort reasons, so
- * code that checks `error.name` keeps working.
+ * timeout and `"AbortError"` otherwise, like the DOM's own abort reasons.
  */
 export class ToolCallAbortError extends Error {
   readonly kind: ToolCallAbortKind;
 
-  constructor(kind: ToolCallAbortKind, message: string = defaultMessage(kind)) {
+  constructor(kind: ToolCallAbortKind, message: string) {
     super(message);
     this.kind = kind;
     this.name = kind === "timeout" ? "TimeoutError" : "AbortError";
@@ -43,24 +40,8 @@ export class ToolCallAbortError extends Error {
     return new ToolCallAbortError("cancelled", `The tool call was cancelled: ${reason}`);
   }
 
-  /** The link was lost and did not come back within the grace window. */
+  /** The link was lost and did not come back within the grace window (or the runtime forgot the call). */
   static disconnected(graceMs: number): ToolCallAbortError {
-    return new ToolCallAbortError(
-      "disconnected",
-      `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`,
-    );
+    return new ToolCallAbortError("disconnected", `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`);
   }
-}
-
-function defaultMessage(kind: ToolCallAbortKind): string {
-  if (kind === "timeout") return "The tool call timed out.";
-  if (kind === "cancelled") return "The tool call was cancelled.";
-  return "The tool call was abandoned: the client lost its connection.";
-}
-
-/** A short text for an abort reason of any type (for outcomes and logs; never the reason's data). */
-export function describeAbortReason(reason: unknown): string {
-  if (reason instanceof Error && reason.message !== "") return reason.message;
-  if (typeof reason === "string" && reason !== "") return reason;
-  return "the caller's signal was aborted";
 }

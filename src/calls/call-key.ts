@@ -1,8 +1,9 @@
 /**
  * Execution identity. A tool callback runs at most once per {@link CallKey}.
- * `callSlotId` is the one function that turns ids into a string (nothing else
- * concatenates ids); the input digest tells apart two calls that share a slot
- * because the provider reused its `tool_call_id` (`call_0` in every turn).
+ * `callScopeId` is the one function that turns ids into a string (nothing else
+ * concatenates ids); within a scope, calls are found by tool call id, and the
+ * input digest tells apart two calls under one tool call id because the
+ * provider reused it (`call_0` in every turn).
  */
 import { createHash } from "node:crypto";
 
@@ -19,57 +20,38 @@ export interface CallKey {
 }
 
 /**
- * The string form of a key without its digest — the slot all inputs sent
- * under one tool call id share: a JSON array of the four ids in fixed order,
- * unambiguous for any characters inside an id. `scopeId` (the store's short
- * number for the first three ids) stands in for them when given.
+ * The scope of a key as one string — a JSON array of the connection, agent and
+ * conversation ids in fixed order, unambiguous for any characters inside an id.
  */
-export function callSlotId(key: CallKey, scopeId?: number): string {
-  if (scopeId !== undefined) return `${scopeId}:${key.toolCallId}`;
-  return JSON.stringify([key.connectionId, key.agentId, key.conversationId, key.toolCallId]);
+export function callScopeId(key: CallKey): string {
+  return JSON.stringify([key.connectionId, key.agentId, key.conversationId]);
 }
 
 /** Canonical texts up to this length are their own digest (no hashing for small inputs). */
 const LITERAL_DIGEST_CHARS = 64;
+/** The most common input: one shared string rather than one per call. */
+const EMPTY_OBJECT = "{}";
 
 /**
  * The digest of a canonical input text (see {@link canonicalJson}): the text
  * itself when short, else its SHA-256 in base64url prefixed with `#`.
  */
 export function inputDigest(canonicalText: string): string {
+  if (canonicalText === "{}") return EMPTY_OBJECT;
   if (canonicalText.length <= LITERAL_DIGEST_CHARS) return canonicalText;
   return `#${createHash("sha256").update(canonicalText).digest("base64url")}`;
 }
 
 /**
  * JSON with object keys sorted at every level, so that equal inputs have one
- * text whatever their key order. Its UTF-8 length is the input's size. Built
- * in one join, so the text is flat (no rope of pieces kept alive by a digest).
- * Inputs come from a decoded frame (depth-capped, no cycles).
+ * text whatever their key order; its UTF-8 length is the input's size. Joined,
+ * not concatenated, so the text is flat (no rope of pieces kept alive by a
+ * digest). Inputs come from a decoded frame (depth-capped, no cycles).
  */
 export function canonicalJson(value: unknown): string {
-  const parts: string[] = [];
-  writeCanonical(value, parts);
-  return parts.join("");
-}
-
-function writeCanonical(value: unknown, parts: string[]): void {
-  if (typeof value !== "object" || value === null) {
-    parts.push(JSON.stringify(value) ?? "null");
-    return;
-  }
-  const array = Array.isArray(value);
-  parts.push(array ? "[" : "{");
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return ["[", value.map(canonicalJson).join(","), "]"].join("");
   const record = value as Record<string, unknown>;
-  const keys = array ? undefined : Object.keys(record).sort();
-  const count = array ? (value as unknown[]).length : keys!.length;
-  for (let index = 0; index < count; index++) {
-    if (index > 0) parts.push(",");
-    if (array) writeCanonical((value as unknown[])[index], parts);
-    else {
-      parts.push(JSON.stringify(keys![index]), ":");
-      writeCanonical(record[keys![index]!], parts);
-    }
-  }
-  parts.push(array ? "]" : "}");
+  const members = Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  return ["{", members.join(","), "}"].join("");
 }

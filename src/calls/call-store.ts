@@ -1,11 +1,12 @@
 /**
- * Where call records live and how they age: one map of records by slot (a
- * chain per tool call id, one record per distinct input), an index by request
- * id, and the bounds of the settled cache and of forgotten calls (count, size,
- * age — checked lazily: the store owns no timer). Part of the call table.
+ * Where call records live and how they age: one map of records — by scope, then
+ * by tool call id, a chain per tool call id with one record per distinct input —
+ * an index by request id, and the bounds of the settled cache and of forgotten
+ * calls (count, size, age — checked lazily: the store owns no timer). Part of
+ * the call table.
  */
 import type { ToolCallResponseBody } from "../wire/index.js";
-import { callSlotId, type CallKey } from "./call-key.js";
+import { callScopeId, type CallKey } from "./call-key.js";
 import type { CallLimits } from "./call-table-options.js";
 import type { CallRecord, Delivery, DeliveryState } from "./call-record.js";
 
@@ -16,10 +17,9 @@ export const MAX_INPUTS_PER_TOOL_CALL_ID = 8;
 
 export class CallStore {
   #limits: CallLimits;
-  #slots = new Map<string, CallRecord>();
-  /** A short number per distinct (connection, agent, conversation): slot ids stay small. */
-  #scopes = new Map<string, number>();
-  #lastScope: { key: CallKey; id: number } | undefined;
+  /** scope id → tool call id → the newest record (older inputs follow `older`). */
+  #scopes = new Map<string, Map<string, CallRecord>>();
+  #lastScope: { key: CallKey; slots: Map<string, CallRecord> } | undefined;
   #byRequestId = new Map<string, CallRecord>();
   #settled = new RecordQueue("settled");
   #forgotten = new RecordQueue("forgotten");
@@ -32,22 +32,17 @@ export class CallStore {
     this.#limits = limits;
   }
 
-  /** The slot id of a key: its scope's short number and its tool call id. */
-  slotOf(key: CallKey): string {
+  /** The records of a key's scope, by tool call id (the scope of the last request is kept at hand). */
+  slotsOf(key: CallKey): Map<string, CallRecord> {
     const last = this.#lastScope;
     if (last !== undefined && last.key.connectionId === key.connectionId && last.key.agentId === key.agentId && last.key.conversationId === key.conversationId) {
-      return callSlotId(key, last.id);
+      return last.slots;
     }
-    const scope = callSlotId({ ...key, toolCallId: "" });
-    let id = this.#scopes.get(scope);
-    if (id === undefined) this.#scopes.set(scope, (id = this.#scopes.size));
-    this.#lastScope = { key, id };
-    return callSlotId(key, id);
-  }
-
-  /** The newest record of a slot (older inputs follow `older`). */
-  head(slotId: string): CallRecord | undefined {
-    return this.#slots.get(slotId);
+    const scope = callScopeId(key);
+    let slots = this.#scopes.get(scope);
+    if (slots === undefined) this.#scopes.set(scope, (slots = new Map()));
+    this.#lastScope = { key, slots };
+    return slots;
   }
 
   /** The record a request id stands for. */
@@ -56,9 +51,9 @@ export class CallStore {
   }
 
   /** A new record becomes its slot's head; the slot keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
-  add(record: CallRecord): void {
-    record.older = this.#slots.get(record.slotId);
-    this.#slots.set(record.slotId, record);
+  add(record: CallRecord, slots: Map<string, CallRecord>): void {
+    record.older = slots.get(record.key.toolCallId);
+    slots.set(record.key.toolCallId, record);
     this.#byRequestId.set(record.deliveries[0]!.requestId, record);
     let kept = record;
     for (let count = 1; kept.older !== undefined; count++, kept = kept.older) {
@@ -140,10 +135,12 @@ export class CallStore {
     record.state = "gone";
     this.forgottenCount--;
     this.#unindex(record);
-    const head = this.#slots.get(record.slotId);
+    const { key } = record;
+    const slots = this.slotsOf(key);
+    const head = slots.get(key.toolCallId);
     if (head === record) {
-      if (record.older === undefined) this.#slots.delete(record.slotId);
-      else this.#slots.set(record.slotId, record.older);
+      if (record.older === undefined) slots.delete(key.toolCallId);
+      else slots.set(key.toolCallId, record.older);
       return;
     }
     for (let newer = head; newer !== undefined; newer = newer.older) if (newer.older === record) newer.older = record.older;

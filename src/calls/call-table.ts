@@ -8,7 +8,7 @@
  * that does not go out is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, preflightToolCall, validateToolInput, type InputValidation, type ToolCallContext } from "../tools/index.js";
+import { executeTool, preflightToolCall, validateToolInput, type ClientTool, type InputValidation, type ToolCallContext } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
@@ -22,7 +22,6 @@ export class CallTable {
   #output: CallTableOptions["output"];
   #timers: Timers;
   #store: CallStore;
-  #running = new Set<CallRecord>();
   #deadlines: DeadlineQueue<CallRecord>;
   #lostAt: number | undefined;
   #graceTimer: TimerHandle | undefined;
@@ -36,14 +35,14 @@ export class CallTable {
     this.#timers = options.timers ?? systemTimers;
     this.#origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
-    this.#deadlines = new DeadlineQueue(this.#timers, () => this.#now(), (record) => record.state === "running", (record) =>
+    this.#deadlines = new DeadlineQueue<CallRecord>(this.#timers, () => this.#now(), (record) => record.startedAt + record.timeoutMs, (record) => record.state === "running", (record) =>
       this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
     );
   }
 
   /** Calls running now. */
   get runningCount(): number {
-    return this.#running.size;
+    return this.#deadlines.size;
   }
 
   /** Settled calls whose response is kept for replay. */
@@ -69,8 +68,8 @@ export class CallTable {
   /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
     this.#store.evict(this.#now());
-    const slotId = this.#store.slotOf(request.key);
-    const head = this.#store.head(slotId);
+    const slots = this.#store.slotsOf(request.key);
+    const head = slots.get(request.key.toolCallId);
     let record = head;
     while (record !== undefined && record.key.inputDigest !== request.key.inputDigest) record = record.older;
     const owner = this.#store.ownerOf(request.requestId);
@@ -82,21 +81,18 @@ export class CallTable {
     }
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
-    record = new CallRecord(request.key, slotId, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
-    this.#store.add(record);
-    if (this.#running.size >= this.limits.maxConcurrentCalls) {
-      this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
-      return "busy";
-    }
-    this.#running.add(record);
+    record = new CallRecord(request.key, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
+    this.#store.add(record, slots);
+    const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record, timeoutMs);
+    if (busy) return this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls }), "busy";
     this.#run(record, request);
     return head === undefined ? "started" : "reused";
   }
 
   /** Settle every running call as `cancelled` now (the turn was aborted). Returns how many. */
   cancel(reason: string): number {
-    const running = [...this.#running];
+    const running = this.#deadlines.live();
     for (const record of running) this.#settle(record, { kind: "cancelled", reason }, ToolCallAbortError.cancelled(reason));
     return running.length;
   }
@@ -105,7 +101,7 @@ export class CallTable {
   epochEnded(): void {
     if (this.#closeReason !== undefined) return;
     this.#lostAt ??= this.#now();
-    if (this.#graceTimer !== undefined || this.#running.size === 0) return;
+    if (this.#graceTimer !== undefined || this.#deadlines.size === 0) return;
     this.#graceTimer = this.#timers.setTimeout(() => {
       this.#graceTimer = undefined;
       this.#settleAll({ kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
@@ -124,7 +120,7 @@ export class CallTable {
     const resendAfter = this.#lostAt === undefined || this.limits.resendWindowMs === 0 ? Infinity : this.#lostAt - this.limits.resendWindowMs;
     this.#lostAt = undefined;
     const orphans: CallRecord[] = [];
-    for (const record of [...this.#running, ...this.#store.settledRecords()]) {
+    for (const record of [...this.#deadlines.live(), ...this.#store.settledRecords()]) {
       for (const delivery of record.deliveries) {
         if (delivery.epoch >= epoch) continue;
         if (!runtimeKeptCalls && (delivery.state === "waiting" || delivery.state === "held")) this.#store.mark(record, delivery, "dropped");
@@ -178,20 +174,23 @@ export class CallTable {
     return "conflict";
   }
 
-  /** Preflight, input validation, then the tool; every outcome goes to `#finish`. */
+  /** Preflight, then the tool's own input validation; `#execute` next. */
   #run(record: CallRecord, request: CallRequest): void {
     const { tool } = request;
     const refused = preflightToolCall(tool, request, this.limits.maxInputBytes);
     if (refused !== undefined || tool === undefined) return this.#settle(record, refused!);
-    const execute = (checked: InputValidation): void => {
-      if (record.state !== "running") return;
-      if (!checked.ok) return this.#settle(record, { kind: "invalid-input", issues: checked.issues });
-      this.#report("start", record);
-      executeTool(tool, checked.value, this.#context(record), this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
-    };
     const validation: InputValidation | Promise<InputValidation> = validateToolInput(tool.input, request.input);
-    if (!(validation instanceof Promise)) return execute(validation);
-    validation.then(execute, (error: unknown) => execute({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] }));
+    if (!(validation instanceof Promise)) return this.#execute(record, tool, validation);
+    const failed = (error: unknown): InputValidation => ({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] });
+    validation.then((checked) => this.#execute(record, tool, checked), (error: unknown) => this.#execute(record, tool, failed(error)));
+  }
+
+  /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome goes to `#finish`. */
+  #execute(record: CallRecord, tool: ClientTool, checked: InputValidation): void {
+    if (record.state !== "running") return;
+    if (!checked.ok) return this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+    this.#report("start", record);
+    executeTool(tool, checked.value, this.#context(record), this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
   }
 
   #context(record: CallRecord): ToolCallContext {
@@ -215,7 +214,7 @@ export class CallTable {
   /** The one way a call ends: state, cleanup, cache, deliveries, abort, report. */
   #settle(record: CallRecord, outcome: CallOutcome, abortReason?: ToolCallAbortError): void {
     if (record.state !== "running") return;
-    if (this.#running.delete(record)) this.#deadlines.release(record.timeoutMs);
+    this.#deadlines.release(record.timeoutMs);
     record.state = "settled";
     record.outcome = outcome;
     record.settledAt = this.#now();
@@ -225,13 +224,13 @@ export class CallTable {
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
     if (abortReason !== undefined) record.abort(abortReason);
     this.#report("end", record);
-    if (this.#running.size === 0) this.#clearGrace();
+    if (this.#deadlines.size === 0) this.#clearGrace();
     this.#store.evict(record.settledAt);
   }
 
   #settleAll(outcome: CallOutcome & { kind: "cancelled" | "disconnected" }): void {
     const reason = outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs);
-    for (const record of [...this.#running]) this.#settle(record, outcome, reason);
+    for (const record of this.#deadlines.live()) this.#settle(record, outcome, reason);
   }
 
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */

@@ -2,7 +2,7 @@
  * calls/: execution identity, the call record and its table, the settlement
  * policy. No sockets.
  */
-export { callSlotId, canonicalJson, inputDigest, type CallKey } from "./call-key.js";
+export { callScopeId, canonicalJson, inputDigest, type CallKey } from "./call-key.js";
 export {
   expiredResponse,
   responseForOutcome,
@@ -15,7 +15,7 @@ export {
   type ResponseForOutcomeOptions,
   type TimeoutOutcome,
 } from "./call-outcome.js";
-export { ToolCallAbortError, describeAbortReason, type ToolCallAbortKind } from "./call-abort-reason.js";
+export { ToolCallAbortError, type ToolCallAbortKind } from "./call-abort-reason.js";
 export { CallRecord, type CallState, type Delivery, type DeliveryState } from "./call-record.js";
 export { MAX_INPUTS_PER_TOOL_CALL_ID, MAX_REQUEST_IDS_PER_CALL } from "./call-store.js";
 export { CallTable } from "./call-table.js";

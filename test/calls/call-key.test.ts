@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callSlotId, canonicalJson, inputDigest, type CallKey } from "../../src/calls/index.js";
+import { callScopeId, canonicalJson, inputDigest, type CallKey } from "../../src/calls/index.js";
 
 const key = (connectionId: string, agentId: string, conversationId: string, toolCallId: string): CallKey => ({
   connectionId,
@@ -10,32 +10,34 @@ const key = (connectionId: string, agentId: string, conversationId: string, tool
   inputDigest: "{}",
 });
 
-describe("callSlotId", () => {
-  it("is a JSON array of the four ids in fixed order", () => {
-    expect(callSlotId(key("c", "a", "v", "t"))).toBe('["c","a","v","t"]');
+const scope = (connectionId: string, agentId: string, conversationId: string): CallKey => key(connectionId, agentId, conversationId, "t");
+
+describe("callScopeId", () => {
+  it("is a JSON array of the three scope ids in fixed order", () => {
+    expect(callScopeId(scope("c", "a", "v"))).toBe('["c","a","v"]');
   });
 
-  it("ignores property order and extra properties", () => {
-    const reordered = { inputDigest: "x", toolCallId: "t", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
-    expect(callSlotId(reordered)).toBe(callSlotId(key("c", "a", "v", "t")));
+  it("ignores property order, the tool call id and extra properties", () => {
+    const reordered = { inputDigest: "x", toolCallId: "other", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
+    expect(callScopeId(reordered)).toBe(callScopeId(scope("c", "a", "v")));
   });
 
   it("keeps ids with separators apart (no concatenation ambiguity)", () => {
     const pairs: Array<[CallKey, CallKey]> = [
-      [key("a:b", "c", "d", "e"), key("a", "b:c", "d", "e")],
-      [key('a","b', "c", "d", "e"), key("a", "b", "c", "d")],
-      [key("", "ab", "c", "d"), key("a", "b", "c", "d")],
-      [key("a\u0000", "b", "c", "d"), key("a", "\u0000b", "c", "d")],
+      [scope("a:b", "c", "d"), scope("a", "b:c", "d")],
+      [scope('a","b', "c", "d"), scope("a", "b", "c")],
+      [scope("", "ab", "c"), scope("a", "b", "c")],
+      [scope("a\u0000", "b", "c"), scope("a", "\u0000b", "c")],
     ];
-    for (const [left, right] of pairs) expect(callSlotId(left)).not.toBe(callSlotId(right));
+    for (const [left, right] of pairs) expect(callScopeId(left)).not.toBe(callScopeId(right));
   });
 
   it("is injective over arbitrary strings (property)", () => {
-    const ids = fc.tuple(fc.string(), fc.string(), fc.string(), fc.string());
+    const ids = fc.tuple(fc.string(), fc.string(), fc.string());
     fc.assert(
       fc.property(ids, ids, (left, right) => {
         const same = left.every((value, index) => value === right[index]);
-        return (callSlotId(key(...left)) === callSlotId(key(...right))) === same;
+        return (callScopeId(scope(...left)) === callScopeId(scope(...right))) === same;
       }),
       { numRuns: 1_000 },
     );

@@ -142,7 +142,7 @@ function request(world: World, tool: ReturnType<typeof toolFor>, kind: Kind, sco
   const disposition = world.table.request({
     requestId,
     epoch: world.link.epoch,
-    key: { connectionId: "c", agentId: "a", conversationId: SCOPES[scope], toolCallId: `t${call}`, inputDigest: inputDigest(canonicalJson(INPUTS[input])) },
+    key: { connectionId: "c", agentId: "a", conversationId: SCOPES[scope]!, toolCallId: `t${call}`, inputDigest: inputDigest(canonicalJson(INPUTS[input])) },
     toolName: "append_row",
     tool,
     toolNames: () => ["append_row"],
