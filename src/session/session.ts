@@ -74,9 +74,6 @@ export class Session extends EventEmitter<SessionEvents> {
       isClientTool: (name) => parts.registry.get(name) !== undefined,
       pendingCalls: () => this.#dispatcher.table.pendingCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
-      resendInput: () => {
-        if (this.#currentInput) this.#link.send(this.#currentInput);
-      },
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));

@@ -11,13 +11,13 @@ export interface TurnTrackerOptions {
   isClientTool(name: string): boolean;
   /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled). */
   pendingCalls(): number;
-  /** Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. */
-  probe(runtime: RuntimeScope): void;
   /**
-   * Send the running turn's input again (same client_message_id: the runtime deduplicates it);
-   * used when a quiet turn shows no sign that the runtime ever received its message.
+   * Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. Never an
+   * input: the runtime does not reliably deduplicate a repeated input and would run it twice.
    */
-  resendInput(): void;
+  probe(runtime: RuntimeScope): void;
+  /** Called with `true` when a turn begins and `false` when it ends (e.g. to let a link sync only during turns). */
+  onActiveChange?(active: boolean): void;
   /** Silence after which a running turn is probed, in ms. */
   stallProbeMs: number;
 }
@@ -30,8 +30,6 @@ interface ActiveTurn {
   clientMessageId: string;
   stopReason: string | undefined;
   aborted: boolean;
-  /** The runtime showed it has this turn's message (a run for it, or a delta). */
-  started: boolean;
   settleTimer: TimerHandle | undefined;
   probeTimer: TimerHandle | undefined;
 }
@@ -43,6 +41,10 @@ interface ActiveTurn {
  * across a relay reconnect, an idle loop status that lists this turn's message
  * also ends it (after {@link TURN_SETTLE_MS}), and a turn that goes quiet is
  * probed with a `sync` so the runtime replays that status.
+ *
+ * A `stream_delta` with `subagent_id` is a subagent's (the runtime sends them
+ * on the parent's scope): it becomes a `subagent` event and never touches the
+ * turn's own text, tool calls, errors or stop reason.
  */
 export class TurnTracker {
   #options: TurnTrackerOptions;
@@ -61,11 +63,12 @@ export class TurnTracker {
 
   begin(turn: Turn, clientMessageId: string): void {
     this.#stop();
-    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, started: false, settleTimer: undefined, probeTimer: undefined };
+    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, settleTimer: undefined, probeTimer: undefined };
     void turn.result.then(
       () => this.#release(turn),
       () => this.#release(turn),
     );
+    this.#options.onActiveChange?.(true);
     this.#armProbe();
   }
 
@@ -76,8 +79,14 @@ export class TurnTracker {
   onDelta(frame: StreamDeltaFrame): void {
     const active = this.#for(frame.runtime);
     if (!active) return;
-    active.started = true;
     this.#armProbe();
+    const subagentId = frame.subagent_id;
+    if (typeof subagentId === "string" && subagentId !== "") {
+      // A subagent's tools are its own: none of them is a client tool of this session.
+      const events = eventsFromDelta(frame.delta, () => false, (id) => active.turn.toolNameOf(id, subagentId));
+      for (const event of events) active.turn.push({ type: "subagent", subagentId, event });
+      return;
+    }
     const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown };
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
       active.stopReason = fields.stop_reason;
@@ -101,7 +110,6 @@ export class TurnTracker {
       if (mineToo) ours = true;
     }
     if (!active) return;
-    if (ours) active.started = true;
     this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
     if (idle && ours && active.settleTimer === undefined) {
@@ -146,10 +154,7 @@ export class TurnTracker {
       active.probeTimer = undefined;
       const runtime = this.#options.runtime();
       if (active.turn.done || !runtime) return;
-      if (this.#options.pendingCalls() === 0) {
-        this.#options.probe(runtime);
-        if (!active.started) this.#options.resendInput();
-      }
+      if (this.#options.pendingCalls() === 0) this.#options.probe(runtime);
       this.#armProbe();
     }, this.#options.stallProbeMs);
   }
@@ -171,5 +176,6 @@ export class TurnTracker {
     active.settleTimer = undefined;
     active.probeTimer = undefined;
     this.#active = undefined;
+    this.#options.onActiveChange?.(false);
   }
 }
