@@ -8,7 +8,7 @@ import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
 import type { SessionOptions } from "./session-options.js";
-import { validateSessionOptions } from "./validate-session-options.js";
+import { validateSessionOptions } from "./session-options-schema.js";
 
 /**
  * Start a session: connect to the runtime, register the agent, conversation
