@@ -1,11 +1,12 @@
 /**
  * One turn of the scripted runtime: the API a script drives (`say`, `reason`,
- * `callTool(s)`, `runBuiltinTool`, `resendToolCall`), emitting the frames the
- * real runtime emits for the same model output, in the same order (recorded
- * from Letta Code 0.32.18): every model step gets its own `run_id`; a tool
- * call ends the step with `stop_reason: requires_approval`, then approval
- * classification, `control_request` (unless unrestricted), executing status,
- * `client_tool_start`, the external request, `client_tool_end` and
+ * `callTool(s)`, `runBuiltinTool`, `resendToolCall`, `subagent`, `fail`),
+ * emitting the frames the real runtime emits for the same model output, in
+ * the same order (recorded from Letta Code 0.32.18): every model step gets its
+ * own `run_id`; a tool call ends the step with `stop_reason:
+ * requires_approval`, then approval classification, `control_request` (unless
+ * unrestricted), executing status, `client_tool_start`, the external request
+ * (or, for a runtime tool, streamed output snapshots), `client_tool_end` and
  * `tool_return_message`.
  */
 import { randomUUID } from "node:crypto";
@@ -18,10 +19,14 @@ import {
   toolReturnDelta,
   usageDelta,
 } from "./scripted-frames.js";
+import { runRuntimeTool, type RuntimeToolOptions } from "./scripted-runtime-tool.js";
+import { ScriptedSubagentStream } from "./scripted-subagent.js";
 import { plainFailure } from "./scripted-tool-result.js";
 import type { TurnHost, ApprovalAnswer } from "./scripted-turn-host.js";
 import type {
   ScriptedRuntimeScope,
+  ScriptedSubagent,
+  ScriptedSubagentOptions,
   ScriptedToolCallSpec,
   ScriptedToolResult,
   ScriptedTurn,
@@ -29,6 +34,11 @@ import type {
 } from "./scripted-runtime-types.js";
 
 export const INTERRUPTED_BY_USER = "Interrupted by user";
+
+/** Thrown by `turn.fail()`: an error turn the script asked for, not a script error. */
+export class ScriptedTurnFailure extends Error {
+  override name = "ScriptedTurnFailure";
+}
 
 /** How a turn began: everything its script can read. */
 export interface TurnStart {
@@ -47,7 +57,8 @@ interface MadeCall {
   input: Record<string, unknown>;
 }
 
-interface Decision {
+/** One proposed tool call and what the approval step decided for it. */
+export interface Decision {
   spec: { toolCallId: string; name: string; input: Record<string, unknown> };
   messageId: string;
   approved: boolean;
@@ -82,9 +93,11 @@ export class ScriptedTurnSession implements ScriptedTurn {
   private seqId = 0;
   private stepOpen = false;
   private readonly madeCalls = new Map<string, MadeCall>();
+  private subagentCounter = 0;
 
   constructor(
-    private readonly host: TurnHost,
+    /** @internal */
+    readonly host: TurnHost,
     private readonly start: TurnStart,
   ) {
     this.runtime = start.scope;
@@ -109,6 +122,10 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return this.currentRunId;
   }
 
+  fail(message: string): never {
+    throw new ScriptedTurnFailure(message);
+  }
+
   async say(text: string): Promise<void> {
     if (this.signal.aborted) return;
     this.ensureStep();
@@ -131,9 +148,20 @@ export class ScriptedTurnSession implements ScriptedTurn {
   async callTools(calls: readonly ScriptedToolCallSpec[]): Promise<ScriptedToolResult[]> {
     if (calls.length === 0) return [];
     if (this.signal.aborted) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+    const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
+    const proposal = await this.propose(specs);
+    if (!proposal) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+    return this.execute(proposal.decisions, proposal.runId);
+  }
+
+  /**
+   * @internal The model proposes tool calls: an `approval_request_message` each, the step ends
+   * with `requires_approval`, approval classification, then (unless unrestricted) one
+   * `control_request` after another. `undefined` when the turn was cancelled meanwhile.
+   */
+  async propose(specs: Decision["spec"][]): Promise<{ decisions: Decision[]; runId: string } | undefined> {
     this.ensureStep();
     const runId = this.runId;
-    const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
     const decisions: Decision[] = specs.map((spec) => {
       const messageId = this.host.nextMessageId("letta-msg");
       this.emitMessage("approval_request_message", messageId, {
@@ -154,14 +182,14 @@ export class ScriptedTurnSession implements ScriptedTurn {
     if (asks) {
       for (const decision of decisions) {
         const answer = await this.askApproval(decision);
-        if (answer.kind === "cancelled") return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+        if (answer.kind === "cancelled") return undefined;
         if (answer.kind === "deny") {
           decision.approved = false;
           decision.denial = answer.message;
         } else if (answer.updatedInput) decision.spec.input = answer.updatedInput;
       }
     }
-    return this.execute(decisions, runId);
+    return { decisions, runId };
   }
 
   async resendToolCall(toolCallId: string): Promise<ScriptedToolResult> {
@@ -172,20 +200,14 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return this.host.callExternal(tool, toolCallId, made.input);
   }
 
-  async runBuiltinTool(
-    name: string,
-    args: Record<string, unknown>,
-    output: string,
-    options: { status?: "success" | "error" } = {},
-  ): Promise<void> {
-    if (this.signal.aborted) return;
-    this.ensureStep();
-    const toolCallId = `call-${randomUUID()}`;
-    this.emitMessage("tool_call_message", this.host.nextMessageId("letta-msg"), {
-      tool_call: { tool_call_id: toolCallId, name, arguments: JSON.stringify(args) },
-    });
-    this.emitDelta(toolReturnDelta(this.runId, toolCallId, options.status ?? "success", output));
-    await this.host.flush();
+  async runBuiltinTool(name: string, args: Record<string, unknown>, output: string, options: RuntimeToolOptions = {}): Promise<ScriptedToolResult> {
+    if (this.signal.aborted) return plainFailure(INTERRUPTED_BY_USER);
+    return runRuntimeTool(this, { toolCallId: options.toolCallId ?? `call-${randomUUID()}`, name, input: args }, output, options);
+  }
+
+  subagent(options: ScriptedSubagentOptions = {}): ScriptedSubagent {
+    const subagentId = options.subagentId ?? `subagent-${Date.now()}-${++this.subagentCounter}`;
+    return new ScriptedSubagentStream(this.host, { ...options, subagentId, parent: this.runtime, signal: this.signal });
   }
 
   /** Starts a model step if none is open: four loop statuses, then a fresh `run_id`. */
@@ -281,7 +303,8 @@ export class ScriptedTurnSession implements ScriptedTurn {
     this.emitDelta(messageDelta(messageType, id, this.runtime, this.runId, ++this.seqId, fields));
   }
 
-  private emitDelta(delta: Record<string, unknown>): void {
+  /** @internal */
+  emitDelta(delta: Record<string, unknown>): void {
     this.host.emit(streamDelta(delta));
   }
 }
