@@ -22,6 +22,9 @@ export interface TurnTrackerOptions {
   stallProbeMs: number;
 }
 
+/** The owner of a run that answered no client message (a turn the runtime started by itself). */
+const NO_MESSAGE = "";
+
 /** How long a turn that the runtime reports idle waits for its `turn_finished` before it ends itself. */
 export const TURN_SETTLE_MS = 1_000;
 
@@ -44,7 +47,10 @@ interface ActiveTurn {
  *
  * A `stream_delta` with `subagent_id` is a subagent's (the runtime sends them
  * on the parent's scope): it becomes a `subagent` event and never touches the
- * turn's own text, tool calls, errors or stop reason.
+ * turn's own text, tool calls, errors or stop reason. Deltas and
+ * `turn_finished` of a run that answered another message, or none (a turn the
+ * runtime started itself, such as the `<task-notification>` after a
+ * subagent), are not the turn's either.
  */
 export class TurnTracker {
   #options: TurnTrackerOptions;
@@ -87,7 +93,11 @@ export class TurnTracker {
       for (const event of events) active.turn.push({ type: "subagent", subagentId, event });
       return;
     }
-    const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown };
+    const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown; run_id?: unknown };
+    // A delta of a run that answered another message (a late one of an earlier turn) or no
+    // message at all (a turn the runtime started itself, e.g. a <task-notification>) is not ours.
+    const owner = typeof fields.run_id === "string" ? this.#messageOfRun.get(fields.run_id) : undefined;
+    if (owner !== undefined && owner !== active.clientMessageId) return;
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
       active.stopReason = fields.stop_reason;
     }
@@ -103,11 +113,16 @@ export class TurnTracker {
     // Which message each run answers is remembered even between turns: a late
     // turn_finished of an earlier message must never end the next turn.
     let ours = false;
-    for (const [runId, messageIds] of Object.entries(status.client_message_ids_by_run_id ?? {})) {
+    const mapped = status.client_message_ids_by_run_id ?? {};
+    for (const [runId, messageIds] of Object.entries(mapped)) {
       const mineToo = active !== undefined && messageIds.includes(active.clientMessageId);
       const first = messageIds[0];
       if (first !== undefined) this.#remember(runId, mineToo ? active!.clientMessageId : first);
       if (mineToo) ours = true;
+    }
+    // An active run no client message started (the runtime's own turn): no message is its owner.
+    for (const runId of status.active_run_ids ?? []) {
+      if (!(runId in mapped) && !this.#messageOfRun.has(runId)) this.#remember(runId, NO_MESSAGE);
     }
     if (!active) return;
     this.#armProbe();

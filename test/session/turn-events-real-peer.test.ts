@@ -90,6 +90,37 @@ describe("turn events from the real peer's frames", () => {
     expect(result.stopReason).toBe("end_turn");
   });
 
+  it("a turn waiting behind the runtime's own <task-notification> turn takes none of its text and does not end with it", async () => {
+    const entries = transcript("subagent-during-turn").filter((entry) => entry.client === "A");
+    const input = entries.find((entry) => entry.direction === "outbound" && entry.frame.type === "input")!.frame as { runtime: RuntimeScope };
+    const firstFinished = entries.findIndex((entry) => entry.frame.type === "turn_finished");
+    const tracker = new TurnTracker({ timers: systemTimers, runtime: () => input.runtime, isClientTool: () => false, pendingCalls: () => 0, probe: () => undefined, stallProbeMs: 0 });
+    const feed = (slice: Entry[]) => {
+      for (const entry of slice) {
+        if (entry.direction !== "inbound") continue;
+        const decoded = decodeFrame(JSON.stringify(entry.frame));
+        if (decoded.kind !== "frame") continue;
+        if (decoded.frame.type === "stream_delta") tracker.onDelta(decoded.frame);
+        else if (decoded.frame.type === "update_loop_status") tracker.onLoopStatus(decoded.frame);
+        else if (decoded.frame.type === "turn_finished") tracker.onTurnFinished(decoded.frame);
+      }
+    };
+    feed(entries.slice(0, firstFinished + 1)); // the first turn's frames: the tracker learns its runs
+    // The caller sends the next message now; the runtime is busy with its own notification turn.
+    const next = new Turn(async () => undefined);
+    tracker.begin(next, "cm-next-message");
+    const notification = entries.slice(firstFinished + 1);
+    expect(notification.some((entry) => entry.frame.type === "turn_finished")).toBe(true);
+    expect(JSON.stringify(notification)).toContain("parent saw the notification");
+    feed(notification);
+    expect(next.done).toBe(false); // the notification's turn_finished is not this turn's end
+    next.finish("end_turn");
+    const result = await next.result;
+    expect(result.text).toBe("");
+    expect(result.events).toEqual([{ type: "stop", stopReason: "end_turn" }]);
+    tracker.stop();
+  });
+
   it("a repeated final tool_return_message of one call is dropped; a reused tool_call_id in a new call gets its own result", async () => {
     const turn = new Turn(async () => undefined);
     const call = (id: string) => ({ type: "tool-call" as const, toolCallId: id, toolName: "Bash", input: {}, owner: "runtime" as const });
