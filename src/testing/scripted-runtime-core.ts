@@ -21,7 +21,8 @@ import {
 } from "./scripted-frames.js";
 import { ScriptedRuntimeState, runtimeKey } from "./scripted-runtime-state.js";
 import { createTurnHost } from "./scripted-turn-host.js";
-import { ScriptedTurnFailure, ScriptedTurnSession } from "./scripted-turn.js";
+import { ScriptedTurnSession } from "./scripted-turn.js";
+import { ScriptedTurnFailure } from "./scripted-turn-start.js";
 import type {
   ScriptedFrameRecord,
   ScriptedPermissionMode,

@@ -10,7 +10,8 @@
 import { lifecycleDelta, toolReturnDelta } from "./scripted-frames.js";
 import { plainFailure } from "./scripted-tool-result.js";
 import type { ScriptedToolResult } from "./scripted-runtime-types.js";
-import { INTERRUPTED_BY_USER, type Decision, type ScriptedTurnSession } from "./scripted-turn.js";
+import type { ScriptedTurnSession } from "./scripted-turn.js";
+import { INTERRUPTED_BY_USER, type Decision } from "./scripted-turn-start.js";
 
 export interface RuntimeToolOptions {
   /** `error` for a failing tool. Default `success`. */

@@ -22,6 +22,7 @@ import {
 import { runRuntimeTool, type RuntimeToolOptions } from "./scripted-runtime-tool.js";
 import { ScriptedSubagentStream } from "./scripted-subagent.js";
 import { plainFailure } from "./scripted-tool-result.js";
+import { INTERRUPTED_BY_USER, ScriptedTurnFailure, lastUserText, type Decision, type TurnStart } from "./scripted-turn-start.js";
 import type { TurnHost, ApprovalAnswer } from "./scripted-turn-host.js";
 import type {
   ScriptedRuntimeScope,
@@ -33,52 +34,9 @@ import type {
   ScriptedVisibleTool,
 } from "./scripted-runtime-types.js";
 
-export const INTERRUPTED_BY_USER = "Interrupted by user";
-
-/** Thrown by `turn.fail()`: an error turn the script asked for, not a script error. */
-export class ScriptedTurnFailure extends Error {
-  override name = "ScriptedTurnFailure";
-}
-
-/** How a turn began: everything its script can read. */
-export interface TurnStart {
-  scope: ScriptedRuntimeScope;
-  connectionId: string;
-  turnId: string;
-  messages: readonly unknown[];
-  payload: Readonly<Record<string, unknown>>;
-  clientMessageIds: readonly string[];
-  tools: readonly ScriptedVisibleTool[];
-  signal: AbortSignal;
-}
-
 interface MadeCall {
   name: string;
   input: Record<string, unknown>;
-}
-
-/** One proposed tool call and what the approval step decided for it. */
-export interface Decision {
-  spec: { toolCallId: string; name: string; input: Record<string, unknown> };
-  messageId: string;
-  approved: boolean;
-  denial?: string;
-}
-
-/** Text of the last user message: string content, or its text parts joined with "\n". */
-export function lastUserText(messages: readonly unknown[]): string {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index] as Record<string, unknown> | null;
-    if (!message || typeof message !== "object" || message.role !== "user") continue;
-    if (typeof message.content === "string") return message.content;
-    if (Array.isArray(message.content)) {
-      return message.content
-        .map((part) => (part && typeof part === "object" && typeof part.text === "string" ? (part.text as string) : ""))
-        .filter((text) => text.length > 0)
-        .join("\n");
-    }
-  }
-  return "";
 }
 
 export class ScriptedTurnSession implements ScriptedTurn {

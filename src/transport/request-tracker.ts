@@ -62,7 +62,9 @@ export class RequestTracker {
     }
     if (!sent) {
       this.#pending.delete(requestId);
-      return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: the link is ${this.#link.state}`));
+      // "open" with a refused write: the socket is already closing (the link notices a moment later).
+      const why = this.#link.state === "open" ? "its socket is closing" : `the link is ${this.#link.state}`;
+      return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: ${why}; nothing was written`));
     }
     const timeoutError = new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
       details: { requestId, timeoutMs },
