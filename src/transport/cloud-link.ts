@@ -29,7 +29,7 @@ export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
 
 /**
  * The link to a Letta Cloud environment through the status relay: a control
- * and a stream WebSocket that together count as one connection (PROTOCOL.md §3).
+ * and a stream WebSocket that together count as one connection (see docs/cloud.md).
  *
  * - Open only while **both** sockets are open; frames go out on control only.
  * - Each inbound frame, strictly in arrival order: ack its `seq` on the socket

@@ -45,7 +45,7 @@ export interface LocalLinkOptions {
 
 /** The app-server pings every 30 s; so does the local link. */
 export const DEFAULT_LOCAL_PING_INTERVAL_MS = 30_000;
-/** Normalise an app-server address the way the reference client does (PROTOCOL.md §2.6). */
+/** Normalise an app-server address the way Letta's own app-server client does. */
 export function normaliseAppServerUrl(input: string): string {
   let url: URL;
   try {
