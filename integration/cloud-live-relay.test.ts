@@ -5,113 +5,12 @@
  * tool call is counted by a ledger tool that appends one line per execution,
  * so a duplicate side effect shows up as a repeated line.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions, type ToolCallEndEvent, type TurnResult } from "../src/index.js";
-import { RELAY_API_KEY, startCloudStack, type CloudStack } from "./support/cloud-stack.js";
+import { createSession } from "../src/index.js";
+import { startCloudStack, type CloudStack } from "./support/cloud-stack.js";
+import { SETTLED_OUTCOMES, cloudOptions, directive, forcedDropRun, ledger, ledgerTool, removeLedgers, twentyCalls } from "./support/forced-drop-scenario.js";
 
-const scratch = mkdtempSync(join(tmpdir(), "toolrelay-ledger-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-function ledger(name: string) {
-  const path = join(scratch, `${name}.ledger`);
-  appendFileSync(path, "");
-  return {
-    path,
-    rows: () => readFileSync(path, "utf8").split("\n").filter(Boolean),
-  };
-}
-
-function ledgerTool(path: string, options: { delayMs?: number; timeoutMs?: number } = {}) {
-  return defineTool({
-    name: "ledger_append",
-    description: "Append one row to the ledger",
-    input: z.object({ row: z.string().describe("The row to append") }),
-    timeoutMs: options.timeoutMs,
-    async execute({ row }) {
-      appendFileSync(path, `${row}\n`);
-      await new Promise((resolve) => setTimeout(resolve, options.delayMs ?? 0));
-      return `appended ${row}`;
-    },
-  });
-}
-
-function cloudOptions(stack: CloudStack, extra: Partial<SessionOptions>): SessionOptions {
-  return {
-    backend: {
-      kind: "cloud",
-      apiKey: RELAY_API_KEY,
-      baseUrl: stack.relayUrl,
-      environment: { name: stack.envName },
-      pingIntervalMs: 2_000,
-      pongTimeoutMs: 4_000,
-      backoff: { initialDelayMs: 20, maxDelayMs: 500 },
-    },
-    agent: { create: { model: stack.modelHandle, name: "toolrelay-live" } },
-    conversation: "new",
-    reconnectGraceMs: 15_000,
-    requestTimeoutMs: 30_000,
-    turnStallProbeMs: 2_000,
-    ...extra,
-  };
-}
-
-const directive = (row: string) => `CALL ledger_append {"row":"${row}"}`;
-
-/** 4 conversations of one agent, 5 turns each, the 4 conversations concurrently: 20 tool calls. */
-async function twentyCalls(stack: CloudStack, name: string, options: { delayMs: number; onStart?: (count: number) => void }) {
-  const book = ledger(name);
-  const started0 = Date.now();
-  const trace: string[] = [];
-  const note = (line: string) => trace.push(`${Date.now() - started0}ms ${line}`);
-  const tool = ledgerTool(book.path, { delayMs: options.delayMs });
-  const sessions: Session[] = [];
-  const ends: ToolCallEndEvent[] = [];
-  let starts = 0;
-  try {
-    const first = await createSession(cloudOptions(stack, { tools: [tool] }));
-    sessions.push(first);
-    for (let index = 1; index < 4; index++) {
-      sessions.push(await createSession(cloudOptions(stack, { tools: [tool], agent: { id: first.agentId } })));
-    }
-    sessions.forEach((session, index) => {
-      session.on("tool-call-end", (event) => {
-        ends.push(event);
-        note(`s${index} end ${event.outcome} ${event.requestIds.join(",")}`);
-      });
-      session.on("tool-call-start", (event) => {
-        note(`s${index} start ${event.requestId}`);
-        options.onStart?.(++starts);
-      });
-      session.on("tool-call-duplicate", (event) => note(`s${index} duplicate ${event.disposition} ${event.requestId}`));
-      session.on("connection-state-change", (event) => note(`s${index} ${event.previous} -> ${event.state}`));
-      session.on("error", (error) => note(`s${index} error ${error.code} ${error.message}`));
-    });
-    const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`the 20 calls did not finish within 60 s; trace:\n${trace.join("\n")}\n--- relay ---\n${stack.relayOutput().slice(-6_000)}`)), 60_000);
-    });
-    const results = await Promise.race([stalled, Promise.all(
-      sessions.map(async (session, conversation) => {
-        const turns: TurnResult[] = [];
-        for (let turn = 0; turn < 5; turn++) {
-          note(`s${conversation} send t${turn}`);
-          const running = session.send(directive(`${name}-c${conversation}-t${turn}`));
-          for await (const event of running) note(`s${conversation} t${turn} ${event.type}${event.type === "stop" ? ` ${event.stopReason}` : ""}`);
-          turns.push(await running.result);
-        }
-        return turns;
-      }),
-    )]).finally(() => clearTimeout(timer));
-    return { results: results.flat(), ends, rows: book.rows(), durationMs: Date.now() - started, sessions };
-  } finally {
-    for (const session of sessions) await session.close();
-  }
-}
+afterAll(() => removeLedgers());
 
 describe("cloud backend through the reference relay and the real listener (paired mode)", () => {
   let stack: CloudStack;
@@ -131,18 +30,9 @@ describe("cloud backend through the reference relay and the real listener (paire
   }, 120_000);
 
   it("the same with 2 forced SDK socket drops and 1 listener reconnect mid-call: all settled, zero duplicate side effects", async () => {
-    const faults: Array<Promise<unknown>> = [];
-    const connectionId = await stack.connectionId();
-    const run = await twentyCalls(stack, "faults", {
-      delayMs: 400,
-      onStart: (count) => {
-        if (count === 3 || count === 13) faults.push(stack.hook("drop-sdk-sockets", { connectionId, code: 1012, reason: "forced drop" }));
-        if (count === 8) faults.push(stack.hook("close-listener", { connectionId, code: 1012, reason: "forced listener reconnect" }));
-      },
-    });
-    await Promise.all(faults);
-    expect(faults).toHaveLength(3);
-    const settled = run.ends.filter((event) => ["ok", "tool-error", "timeout", "cancelled", "disconnected"].includes(event.outcome));
+    const run = await forcedDropRun(stack, "faults");
+    expect(run.faults).toBe(3);
+    const settled = run.ends.filter((event) => SETTLED_OUTCOMES.includes(event.outcome));
     expect(settled).toHaveLength(run.ends.length);
     expect(run.results).toHaveLength(20);
     expect(run.results.map((result) => result.stopReason)).toEqual(Array(20).fill("end_turn"));

@@ -1,7 +1,7 @@
 export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
 export { Turn, type TurnResult } from "./session/turn.js";
-export type { TurnEvent, ToolOwner } from "./session/turn-events.js";
+export type { TurnEvent, StreamEvent, ToolOwner } from "./session/turn-events.js";
 export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode, LinkBackendOptions } from "./session/session-options.js";
 export type {
   SessionEvents,

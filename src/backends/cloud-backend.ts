@@ -30,9 +30,13 @@ export interface CloudBackendOptions {
    * server logs: use it only where headers are impossible (browsers).
    */
   auth?: CloudAuthMode;
-  /** JSON ping interval on each status socket, in ms. Default 10_000. `0` turns the heartbeat off. */
+  /** Ping interval on each status socket (a protocol-level ping and a JSON ping), in ms. Default 10_000. `0` turns the heartbeat off. */
   pingIntervalMs?: number;
-  /** A socket silent this long after a ping counts as dead (half-open): both sockets are terminated and reconnected. Default 20_000. */
+  /**
+   * A socket that has answered a ping once (a protocol pong or a JSON `pong`) and is then silent
+   * this long after a ping counts as dead (half-open): both sockets are terminated and
+   * reconnected. A socket that never answered a ping gets no deadline. Default 20_000.
+   */
   pongTimeoutMs?: number;
   /** WebSocket class for the status sockets. Default `ws`. */
   WebSocket?: WebSocketConstructor;

@@ -48,7 +48,7 @@ export async function listCloudEnvironments(client: Letta): Promise<CloudEnviron
         connectionId: typeof connection.connectionId === "string" && connection.connectionId !== "" ? connection.connectionId : null,
         deviceId: String(connection.deviceId ?? ""),
         name: String(connection.connectionName ?? ""),
-        connectedAt: typeof connection.connectedAt === "number" ? connection.connectedAt : null,
+        connectedAt: epochMs(connection.connectedAt),
       });
     }
     if (response?.hasNextPage !== true || !progressed) break;
@@ -96,6 +96,16 @@ export async function resolveCloudEnvironment(client: Letta, selector: CloudEnvi
     );
   }
   return { ...chosen, connectionId: chosen.connectionId };
+}
+
+/** Epoch ms from a number or an ISO date string (relays differ); anything else is `null`. */
+function epochMs(value: unknown): number | null {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value === "string") {
+    const parsed = Date.parse(value);
+    return Number.isFinite(parsed) ? parsed : null;
+  }
+  return null;
 }
 
 type SelectorField = "connectionId" | "name" | "id" | "deviceId";

@@ -169,7 +169,7 @@ export class Environment {
       return;
     }
     if (facts.type === "ping") {
-      socket.send(PONG_FRAME);
+      if (this.options.respondToJsonPings) socket.send(PONG_FRAME);
       return;
     }
     if (facts.type === "ack") {

@@ -71,6 +71,12 @@ export interface RelayOptions {
    */
   heartbeatIntervalMs?: number;
   /**
+   * Answer an SDK status socket's JSON `{"type":"ping"}` with `{"type":"pong"}`. Default `true`.
+   * `false` plays a relay that answers only protocol-level pings (nothing documents that Letta
+   * Cloud answers JSON pings on SDK sockets). Listener pings are always answered.
+   */
+  respondToJsonPings?: boolean;
+  /**
    * Serve `POST /_relay/close-listener` and `POST /_relay/drop-sdk-sockets` (authenticated),
    * so a test can force reconnects of a relay running in another process. Default `false`.
    */
@@ -95,6 +101,7 @@ export interface ResolvedRelayOptions {
   outstandingCallTtlMs: number;
   maxQueuedCommands: number;
   heartbeatIntervalMs: number;
+  respondToJsonPings: boolean;
   enableTestHooks: boolean;
   logger: RelayLogger;
 }
@@ -152,6 +159,7 @@ export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOp
     outstandingCallTtlMs: count("outstandingCallTtlMs", options.outstandingCallTtlMs, 900_000, 1),
     maxQueuedCommands: count("maxQueuedCommands", options.maxQueuedCommands, 1_000, 1),
     heartbeatIntervalMs: count("heartbeatIntervalMs", options.heartbeatIntervalMs, 30_000, 0),
+    respondToJsonPings: options.respondToJsonPings ?? true,
     enableTestHooks: options.enableTestHooks ?? false,
     logger: options.logger ?? silentRelayLogger,
   };

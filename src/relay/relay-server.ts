@@ -170,12 +170,14 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
       return sendJson(response, 200, answer);
     }
     if (url.pathname === "/v1/environments" && request.method === "GET") {
-      const connections = this.registry.list().map(({ identity, listener, registeredAt }) => ({
+      // Cloud's shape: an environment whose listener is not connected has no connectionId, and
+      // connectedAt is epoch ms (or null).
+      const connections = this.registry.list().map(({ identity, listener }) => ({
         id: identity.id,
-        connectionId: identity.connectionId,
+        connectionId: listener.ready ? identity.connectionId : null,
         deviceId: identity.deviceId,
         connectionName: identity.connectionName,
-        connectedAt: (listener.connectedAt ?? registeredAt).toISOString(),
+        connectedAt: listener.ready ? (listener.connectedAt?.getTime() ?? null) : null,
       }));
       return sendJson(response, 200, { connections, hasNextPage: false });
     }

@@ -9,7 +9,7 @@ import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-work
 import { Session } from "./session.js";
 import type { SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
-import { validateSessionOptions } from "./validate-session-options.js";
+import { validateSessionOptions } from "./session-options-schema.js";
 
 /**
  * Start a session: connect to the runtime, register the agent, conversation

@@ -81,7 +81,8 @@ export interface SessionOptions {
   /**
    * A running turn silent this long (no frame, no client tool running) is
    * probed with a `sync`, so a turn end lost across a reconnect is recovered
-   * from the replayed loop status. In ms; `0` disables. Default 5_000.
+   * from the replayed loop status. The probe never writes the turn's input
+   * again (the runtime would run it twice). In ms; `0` disables. Default 5_000.
    */
   turnStallProbeMs?: number;
   /** Aborting this signal closes the session. */

@@ -78,6 +78,7 @@ export class Session extends EventEmitter<SessionEvents> {
       isClientTool: (name) => parts.registry.get(name) !== undefined,
       pendingCalls: () => this.#dispatcher.table.runningCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
+      onActiveChange: (active) => this.#link.setTurnActive?.(active),
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));

@@ -3,20 +3,46 @@ import type { StreamDelta } from "../wire/index.js";
 /** Who executes a tool: the caller's process (`client`) or the runtime (`runtime`: Bash, Read, ...). */
 export type ToolOwner = "client" | "runtime";
 
-/** What a turn yields, in the order the runtime produced it. */
-export type TurnEvent =
+/**
+ * What the model (the turn's own, or a subagent's) streamed: text, reasoning,
+ * tool calls, tool output and results, errors. A subagent's events come
+ * wrapped in a {@link TurnEvent} of type `subagent`.
+ */
+export type StreamEvent =
   /** A piece of the assistant's answer (streamed; concatenate `text` per `messageId`). */
   | { type: "assistant"; text: string; messageId: string | undefined }
   /** A piece of the model's reasoning. */
   | { type: "reasoning"; text: string; messageId: string | undefined }
   /** The model called a tool. */
   | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown; owner: ToolOwner }
-  /** A tool's result, as the model receives it. */
+  /**
+   * What a running runtime tool (Bash, ...) has printed so far: `text` is the whole output up to
+   * now, not a piece. Zero or more per call, always before the call's one `tool-result`.
+   */
+  | { type: "tool-output"; toolCallId: string; toolName: string | undefined; text: string; owner: ToolOwner }
+  /** A tool's result, as the model receives it. Exactly one per tool call. */
   | { type: "tool-result"; toolCallId: string; toolName: string | undefined; isError: boolean; text: string; owner: ToolOwner }
-  /** An error reported by the runtime during the turn. */
-  | { type: "error"; message: string }
+  /** An error reported by the runtime. */
+  | { type: "error"; message: string };
+
+/** What a turn yields, in the order the runtime produced it. */
+export type TurnEvent =
+  | StreamEvent
+  /**
+   * Something a subagent (started by the model, e.g. with the runtime's `Agent` tool) streamed.
+   * It is never part of the turn's own text, tool calls, errors or stop reason; its tool calls
+   * run in the subagent, never as this session's client tools (`owner` is always `runtime`).
+   */
+  | { type: "subagent"; subagentId: string; event: StreamEvent }
   /** The turn ended. Always the last event. */
   | { type: "stop"; stopReason: string };
+
+/**
+ * The id prefix of the runtime's streamed snapshots of a running tool's output
+ * (Letta Code 0.32: `synthetic-tool-return-stream-<tool_call_id>`). The final
+ * `tool_return_message` of the call has another id.
+ */
+export const TOOL_OUTPUT_SNAPSHOT_ID_PREFIX = "synthetic-tool-return-stream-";
 
 /** Render letta message content (a string or text parts) as plain text. */
 export function contentText(content: unknown): string {
@@ -53,15 +79,18 @@ function toolCallsOf(delta: Record<string, unknown>): ToolCallShape[] {
 }
 
 /**
- * Turn one `stream_delta` into turn events. `isClientTool` tells which tool
+ * Turn one `stream_delta` into stream events. `isClientTool` tells which tool
  * names belong to the session. Deltas that carry nothing for the caller
- * (client_tool_start, status, ...) yield no event.
+ * (client_tool_start, status, stop_reason, ...) yield no event. A
+ * `tool_return_message` whose id marks it as a streamed snapshot becomes
+ * `tool-output`; any other one becomes `tool-result` (the turn keeps only the
+ * first per call).
  */
 export function eventsFromDelta(
   delta: StreamDelta,
   isClientTool: (name: string) => boolean,
   toolNameOf: (toolCallId: string) => string | undefined = () => undefined,
-): TurnEvent[] {
+): StreamEvent[] {
   const fields = delta as unknown as Record<string, unknown>;
   const messageId = typeof fields.id === "string" ? fields.id : undefined;
   switch (fields.message_type) {
@@ -75,7 +104,7 @@ export function eventsFromDelta(
     }
     case "tool_call_message":
     case "approval_request_message":
-      return toolCallsOf(fields).flatMap((call): TurnEvent[] => {
+      return toolCallsOf(fields).flatMap((call): StreamEvent[] => {
         const toolCallId = typeof call.tool_call_id === "string" ? call.tool_call_id : typeof call.id === "string" ? call.id : undefined;
         if (typeof call.name !== "string" || toolCallId === undefined) return [];
         return [
@@ -93,16 +122,9 @@ export function eventsFromDelta(
       // The runtime's tool_return_message carries no tool name: take it from the call.
       const toolName = typeof fields.name === "string" ? fields.name : toolNameOf(toolCallId);
       const text = typeof fields.tool_return === "string" ? fields.tool_return : contentText(fields.tool_return);
-      return [
-        {
-          type: "tool-result",
-          toolCallId,
-          toolName,
-          isError: fields.status === "error",
-          text,
-          owner: toolName !== undefined && isClientTool(toolName) ? "client" : "runtime",
-        },
-      ];
+      const owner: ToolOwner = toolName !== undefined && isClientTool(toolName) ? "client" : "runtime";
+      if (messageId?.startsWith(TOOL_OUTPUT_SNAPSHOT_ID_PREFIX)) return [{ type: "tool-output", toolCallId, toolName, text, owner }];
+      return [{ type: "tool-result", toolCallId, toolName, isError: fields.status === "error", text, owner }];
     }
     case "error_message":
     case "loop_error": {

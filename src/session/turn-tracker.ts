@@ -11,11 +11,19 @@ export interface TurnTrackerOptions {
   isClientTool(name: string): boolean;
   /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled). */
   pendingCalls(): number;
-  /** Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. */
+  /**
+   * Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. Never an
+   * input: the runtime does not reliably deduplicate a repeated input and would run it twice.
+   */
   probe(runtime: RuntimeScope): void;
+  /** Called with `true` when a turn begins and `false` when it ends (e.g. to let a link sync only during turns). */
+  onActiveChange?(active: boolean): void;
   /** Silence after which a running turn is probed, in ms. */
   stallProbeMs: number;
 }
+
+/** The owner of a run that answered no client message (a turn the runtime started by itself). */
+const NO_MESSAGE = "";
 
 /** How long a turn that the runtime reports idle waits for its `turn_finished` before it ends itself. */
 export const TURN_SETTLE_MS = 1_000;
@@ -25,8 +33,6 @@ interface ActiveTurn {
   clientMessageId: string;
   stopReason: string | undefined;
   aborted: boolean;
-  /** The runtime showed it has this turn's message (a run for it, or a delta). */
-  started: boolean;
   settleTimer: TimerHandle | undefined;
   probeTimer: TimerHandle | undefined;
 }
@@ -38,6 +44,13 @@ interface ActiveTurn {
  * across a relay reconnect, an idle loop status that lists this turn's message
  * also ends it (after {@link TURN_SETTLE_MS}), and a turn that goes quiet is
  * probed with a `sync` so the runtime replays that status.
+ *
+ * A `stream_delta` with `subagent_id` is a subagent's (the runtime sends them
+ * on the parent's scope): it becomes a `subagent` event and never touches the
+ * turn's own text, tool calls, errors or stop reason. Deltas and
+ * `turn_finished` of a run that answered another message, or none (a turn the
+ * runtime started itself, such as the `<task-notification>` after a
+ * subagent), are not the turn's either.
  */
 export class TurnTracker {
   #options: TurnTrackerOptions;
@@ -56,11 +69,12 @@ export class TurnTracker {
 
   begin(turn: Turn, clientMessageId: string): void {
     this.#stop();
-    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, started: false, settleTimer: undefined, probeTimer: undefined };
+    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, settleTimer: undefined, probeTimer: undefined };
     void turn.result.then(
       () => this.#release(turn),
       () => this.#release(turn),
     );
+    this.#options.onActiveChange?.(true);
     this.#armProbe();
   }
 
@@ -71,9 +85,19 @@ export class TurnTracker {
   onDelta(frame: StreamDeltaFrame): void {
     const active = this.#for(frame.runtime);
     if (!active) return;
-    active.started = true;
     this.#armProbe();
-    const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown };
+    const subagentId = frame.subagent_id;
+    if (typeof subagentId === "string" && subagentId !== "") {
+      // A subagent's tools are its own: none of them is a client tool of this session.
+      const events = eventsFromDelta(frame.delta, () => false, (id) => active.turn.toolNameOf(id, subagentId));
+      for (const event of events) active.turn.push({ type: "subagent", subagentId, event });
+      return;
+    }
+    const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown; run_id?: unknown };
+    // A delta of a run that answered another message (a late one of an earlier turn) or no
+    // message at all (a turn the runtime started itself, e.g. a <task-notification>) is not ours.
+    const owner = typeof fields.run_id === "string" ? this.#messageOfRun.get(fields.run_id) : undefined;
+    if (owner !== undefined && owner !== active.clientMessageId) return;
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
       active.stopReason = fields.stop_reason;
     }
@@ -89,14 +113,18 @@ export class TurnTracker {
     // Which message each run answers is remembered even between turns: a late
     // turn_finished of an earlier message must never end the next turn.
     let ours = false;
-    for (const [runId, messageIds] of Object.entries(status.client_message_ids_by_run_id ?? {})) {
+    const mapped = status.client_message_ids_by_run_id ?? {};
+    for (const [runId, messageIds] of Object.entries(mapped)) {
       const mineToo = active !== undefined && messageIds.includes(active.clientMessageId);
       const first = messageIds[0];
       if (first !== undefined) this.#remember(runId, mineToo ? active!.clientMessageId : first);
       if (mineToo) ours = true;
     }
+    // An active run no client message started (the runtime's own turn): no message is its owner.
+    for (const runId of status.active_run_ids ?? []) {
+      if (!(runId in mapped) && !this.#messageOfRun.has(runId)) this.#remember(runId, NO_MESSAGE);
+    }
     if (!active) return;
-    if (ours) active.started = true;
     this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
     if (idle && ours && active.settleTimer === undefined) {
@@ -163,5 +191,6 @@ export class TurnTracker {
     active.settleTimer = undefined;
     active.probeTimer = undefined;
     this.#active = undefined;
+    this.#options.onActiveChange?.(false);
   }
 }

@@ -8,7 +8,10 @@ export interface TurnResult {
   stopReason: string;
   /** All assistant text of the turn, concatenated in order. */
   text: string;
-  /** Every event of the turn, in order (the same ones the iterator yields). */
+  /**
+   * Every event of the turn, in order (the same ones the iterator yields): at most one
+   * `tool-result` per tool call, subagent events wrapped as `subagent`.
+   */
   events: TurnEvent[];
   /** The runtime's error message when the turn ended in an error. */
   error?: string;
@@ -26,7 +29,10 @@ export class Turn implements AsyncIterable<TurnEvent> {
   #queue = new AsyncEventQueue<TurnEvent>();
   #events: TurnEvent[] = [];
   #text = "";
+  /** `<subagent id or "">\0<tool_call_id>` → tool name, of the calls seen in this turn. */
   #toolNames = new Map<string, string>();
+  /** The same keys, for calls whose one `tool-result` was already yielded. */
+  #resulted = new Set<string>();
   #error: string | undefined;
   #done = false;
   #resolve!: (result: TurnResult) => void;
@@ -59,19 +65,33 @@ export class Turn implements AsyncIterable<TurnEvent> {
     return this.#onAbort(this);
   }
 
-  /** @internal */
+  /**
+   * @internal Record and yield one event. A second `tool-result` for the same
+   * call is dropped (the runtime may repeat a result); a new `tool-call` with a
+   * reused id starts a new call.
+   */
   push(event: TurnEvent): void {
     if (this.#done) return;
+    const stream = event.type === "subagent" ? event.event : event;
+    const subagentId = event.type === "subagent" ? event.subagentId : "";
+    if (stream.type === "tool-call") {
+      const key = callKey(subagentId, stream.toolCallId);
+      this.#toolNames.set(key, stream.toolName);
+      this.#resulted.delete(key);
+    } else if (stream.type === "tool-result") {
+      const key = callKey(subagentId, stream.toolCallId);
+      if (this.#resulted.has(key)) return;
+      this.#resulted.add(key);
+    }
     this.#events.push(event);
     if (event.type === "assistant") this.#text += event.text;
-    if (event.type === "tool-call") this.#toolNames.set(event.toolCallId, event.toolName);
     if (event.type === "error" && this.#error === undefined) this.#error = event.message;
     this.#queue.push(event);
   }
 
-  /** @internal The tool name of a call seen in this turn. */
-  toolNameOf(toolCallId: string): string | undefined {
-    return this.#toolNames.get(toolCallId);
+  /** @internal The tool name of a call seen in this turn (of the subagent `subagentId`, if given). */
+  toolNameOf(toolCallId: string, subagentId = ""): string | undefined {
+    return this.#toolNames.get(callKey(subagentId, toolCallId));
   }
 
   /** @internal End the turn normally. */
@@ -93,4 +113,8 @@ export class Turn implements AsyncIterable<TurnEvent> {
     this.#queue.fail(error);
     this.#reject(error);
   }
+}
+
+function callKey(subagentId: string, toolCallId: string): string {
+  return `${subagentId}\0${toolCallId}`;
 }

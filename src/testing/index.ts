@@ -8,6 +8,8 @@ export type {
   ScriptedRegistration,
   ScriptedRuntime,
   ScriptedRuntimeScope,
+  ScriptedSubagent,
+  ScriptedSubagentOptions,
   ScriptedToolCallSpec,
   ScriptedToolResult,
   ScriptedTurn,

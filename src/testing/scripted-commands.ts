@@ -184,8 +184,8 @@ function input(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame:
   const clientMessageIds = messages
     .map((message) => (isRecord(message) && typeof message.client_message_id === "string" ? message.client_message_id : undefined))
     .filter((id): id is string => id !== undefined);
-  const earlier = clientMessageIds[0] === undefined ? undefined : conversation.dispositions.get(clientMessageIds[0]);
-  if (earlier) return acknowledge(true, undefined, earlier);
+  // Like the real runtime, a repeated input (same request_id, same client_message_id) is not
+  // deduplicated: it is accepted again and starts (or queues) another run.
   if ((conversation.active || conversation.queue.length > 0) && !firstUser) {
     return acknowledge(false, "Input was rejected by the queue");
   }

@@ -39,10 +39,10 @@ export class ScriptedConversation {
   readonly queue: QueuedInput[] = [];
   /** Paused by an abort (like the real queue); the next accepted input resumes it. */
   paused = false;
-  /** `client_message_id` → disposition, so a re-sent input is not run twice. */
-  readonly dispositions = new Map<string, "started" | "queued">();
   /** `request_id` (`perm-<tool_call_id>`) → pending `control_request`. */
   readonly approvals = new Map<string, PendingApproval>();
+  /** `subagent_id` → its `update_subagent_state` entry. */
+  readonly subagents = new Map<string, Record<string, unknown>>();
 
   constructor(
     readonly scope: ScriptedRuntimeScope,

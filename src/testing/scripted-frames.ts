@@ -63,8 +63,8 @@ export function queueFrame(items: readonly QueueItemSnapshot[], removed: readonl
   };
 }
 
-export function subagentStateFrame(): Frame {
-  return { type: "update_subagent_state", subagents: [] };
+export function subagentStateFrame(subagents: readonly Frame[] = []): Frame {
+  return { type: "update_subagent_state", subagents: [...subagents] };
 }
 
 /** A reduced `update_device_status` (the real one also lists toolsets, skills, experiments, ...). */
@@ -145,16 +145,19 @@ export function stopReasonDelta(stopReason: string, runId: string, seqId: number
   return { message_type: "stop_reason", stop_reason: stopReason, run_id: runId, seq_id: seqId, type: "message" };
 }
 
+/** The counters of a `usage_statistics` delta (all zero: the scripted model costs nothing). */
+export const ZERO_USAGE: Readonly<Frame> = {
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  total_tokens: 0,
+  cached_input_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  context_tokens: 0,
+};
+
 export function usageDelta(id: string, scope: ScriptedRuntimeScope, runId: string, seqId: number): Frame {
-  return messageDelta("usage_statistics", id, scope, runId, seqId, {
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    cached_input_tokens: 0,
-    cache_write_tokens: 0,
-    reasoning_tokens: 0,
-    context_tokens: 0,
-  });
+  return messageDelta("usage_statistics", id, scope, runId, seqId, { ...ZERO_USAGE });
 }
 
 export function toolReturnDelta(runId: string, toolCallId: string, status: "success" | "error", toolReturn: string): Frame {

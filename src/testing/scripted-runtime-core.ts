@@ -15,12 +15,14 @@ import {
   loopStatusFrame,
   queueFrame,
   streamDelta,
+  subagentStateFrame,
   turnFinishedFrame,
   type LoopStatus,
 } from "./scripted-frames.js";
 import { ScriptedRuntimeState, runtimeKey } from "./scripted-runtime-state.js";
 import { createTurnHost } from "./scripted-turn-host.js";
 import { ScriptedTurnSession } from "./scripted-turn.js";
+import { ScriptedTurnFailure } from "./scripted-turn-start.js";
 import type {
   ScriptedFrameRecord,
   ScriptedPermissionMode,
@@ -41,6 +43,8 @@ export class ScriptedRuntimeCore {
   readonly connections = new Map<string, ScriptedConnection>();
   readonly frames: ScriptedFrameRecord[] = [];
   readonly sentFrames: ScriptedFrameRecord[] = [];
+  /** What scripts threw (assertions, bugs) — not `turn.fail()`. */
+  readonly scriptErrors: unknown[] = [];
   closed = false;
   private readonly conversations = new Map<string, ScriptedConversation>();
   private readonly turnsInFlight = new Set<Promise<void>>();
@@ -121,7 +125,7 @@ export class ScriptedRuntimeCore {
     if (forceDeviceStatus) connection.sendEvent(this.deviceStatus(conversation), conversation.scope);
     connection.sendEvent(loopStatusFrame(conversation.loopSnapshot()), conversation.scope);
     connection.sendEvent(queueFrame(conversation.queue), conversation.scope);
-    connection.sendEvent({ type: "update_subagent_state", subagents: [] }, conversation.scope);
+    connection.sendEvent(subagentStateFrame([...conversation.subagents.values()]), conversation.scope);
   }
 
   /**
@@ -131,7 +135,6 @@ export class ScriptedRuntimeCore {
   acceptInput(conversation: ScriptedConversation, input: InputItem, content: unknown, acknowledge: (disposition: "started" | "queued") => void): void {
     const [clientMessageId] = input.clientMessageIds;
     if (!conversation.active && conversation.queue.length === 0) {
-      if (clientMessageId) conversation.dispositions.set(clientMessageId, "started");
       const active = this.reserveTurn(conversation, input);
       acknowledge("started");
       this.startTurn(conversation, active, input, `batch-direct-${randomUUID()}`, undefined);
@@ -145,7 +148,6 @@ export class ScriptedRuntimeCore {
       enqueuedAt: new Date().toISOString(),
     };
     conversation.queue.push(queued);
-    conversation.dispositions.set(queued.clientMessageId, "queued");
     conversation.paused = false;
     acknowledge("queued");
     this.emit(conversation.scope, queueFrame(conversation.queue));
@@ -271,6 +273,8 @@ export class ScriptedRuntimeCore {
     } catch (error) {
       failed = true;
       failure = error;
+      // A thrown assertion must fail the test, not only end the turn: close() rejects with it.
+      if (!(error instanceof ScriptedTurnFailure)) this.scriptErrors.push(error);
     }
     const scope = conversation.scope;
     if (active.controller.signal.aborted) {

@@ -16,7 +16,12 @@ export type ScriptedPermissionMode = "unrestricted" | "standard" | "acceptEdits"
 export type TurnScript = (turn: ScriptedTurn) => Promise<void> | void;
 
 export interface StartScriptedRuntimeOptions {
-  /** Plays the model: called once for every accepted `create_message` input. */
+  /**
+   * Plays the model: called once for every accepted `create_message` input (a repeated input
+   * too: the runtime does not deduplicate them). Returning ends the turn (`end_turn`);
+   * `turn.fail(message)` ends it as an error turn; a throw (a failed `expect()`) ends it as an
+   * error turn and is a script error (`runtime.scriptErrors`, `close()` rejects).
+   */
   script: TurnScript;
   /** Interface to bind. Default `"127.0.0.1"`. A non-loopback host requires `authToken`. */
   host?: string;
@@ -109,6 +114,12 @@ export interface ScriptedTurn {
    * for its answer, timeout or connection close (the real runtime has no cancel frame).
    */
   readonly signal: AbortSignal;
+  /**
+   * End this turn as an error turn, with `message` as the runtime's error (`turn_finished`
+   * `stop_reason: "error"`, an `error_message` and a terminal `loop_error`), like a failing model.
+   * Unlike a throw, it is not a script error: `runtime.close()` does not reject for it.
+   */
+  fail(message: string): never;
   /** Stream an `assistant_message` delta. */
   say(text: string): Promise<void>;
   /** Stream a `reasoning_message` delta. */
@@ -127,8 +138,51 @@ export interface ScriptedTurn {
    * No deltas are emitted.
    */
   resendToolCall(toolCallId: string): Promise<ScriptedToolResult>;
-  /** A tool the runtime runs itself: a `tool_call_message` then a `tool_return_message`, no external request. */
-  runBuiltinTool(name: string, args: Record<string, unknown>, output: string, options?: { status?: "success" | "error" }): Promise<void>;
+  /**
+   * A tool the runtime runs itself (Bash, Read, …), as the real runtime runs one: the model's
+   * `approval_request_message`, `stop_reason: requires_approval`, approval classification, a
+   * `control_request` unless unrestricted (a denial runs nothing), `client_tool_start`, then the
+   * output streamed as growing `tool_return_message` snapshots of one result (one per line so
+   * far; `stream: false` for none), `client_tool_end` and the final `tool_return_message`. No
+   * external request. Resolves with what the model receives.
+   */
+  runBuiltinTool(
+    name: string,
+    args: Record<string, unknown>,
+    output: string,
+    options?: { status?: "success" | "error"; stream?: boolean; toolCallId?: string },
+  ): Promise<ScriptedToolResult>;
+  /**
+   * A subagent (what the runtime's `Agent` tool starts). Its frames go out **on this turn's
+   * runtime scope** with `subagent_id` set — text, tool calls, its own `stop_reason`s — exactly
+   * like the real runtime's, and `update_subagent_state` lists it. Emits nothing once the turn
+   * was aborted.
+   */
+  subagent(options?: ScriptedSubagentOptions): ScriptedSubagent;
+}
+
+export interface ScriptedSubagentOptions {
+  /** Default `subagent-<ms>-<n>`, like the runtime's. */
+  subagentId?: string;
+  /** Shown in `update_subagent_state`. Defaults: `"subagent"`, `"General-purpose"`, `""`. */
+  description?: string;
+  subagentType?: string;
+  prompt?: string;
+  /** The parent's `Agent` tool call that started it, if any. */
+  toolCallId?: string;
+}
+
+/** A subagent's stream (see {@link ScriptedTurn.subagent}). */
+export interface ScriptedSubagent {
+  readonly subagentId: string;
+  /** An `assistant_message` of the subagent. */
+  say(text: string): Promise<void>;
+  /** A `reasoning_message` of the subagent. */
+  reason(text: string): Promise<void>;
+  /** A tool the subagent runs: its step ends with `requires_approval`, then `tool_call_message` and `tool_return_message`. */
+  runTool(name: string, args: Record<string, unknown>, output: string, options?: { status?: "success" | "error"; toolCallId?: string }): Promise<void>;
+  /** Its last step ends with `stop_reason: end_turn`; `update_subagent_state` shows it `completed`. */
+  finish(): Promise<void>;
 }
 
 /** What happened to one `external_tool_call_request`. */
@@ -179,6 +233,11 @@ export interface ScriptedRuntime {
   readonly sentFrames: readonly ScriptedFrameRecord[];
   /** Number of open client sockets. */
   readonly connections: number;
+  /**
+   * What scripts threw — a failed `expect()`, a bug — in order (not `turn.fail()`). Each one also
+   * ended its turn as an error turn, so the client side sees it; `close()` then rejects with it.
+   */
+  readonly scriptErrors: readonly unknown[];
   /** Current external tool registrations, in registration order. */
   registrations(): ScriptedRegistration[];
   /**
@@ -188,7 +247,9 @@ export interface ScriptedRuntime {
   dropConnections(code?: number): void;
   /**
    * Stop the server: aborts running turns, settles pending calls with "Listener runtime stopped",
-   * terminates sockets. It does not wait for scripts to return. Idempotent.
+   * terminates sockets. It does not wait for scripts to return. Idempotent. Rejects, once stopped,
+   * when a script threw (see `scriptErrors`): with that error, or an `AggregateError` of all of
+   * them — so `await runtime.close()` in a test's teardown fails the test.
    */
   close(): Promise<void>;
 }

@@ -185,6 +185,9 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
     get connections() {
       return core.connections.size;
     },
+    get scriptErrors() {
+      return core.scriptErrors;
+    },
     registrations: () => core.state.allRegistrations(),
     dropConnections(code = 1001) {
       for (const connection of core.connections.values()) connection.close(code, "dropped by the scripted runtime");
@@ -198,6 +201,9 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        const errors = core.scriptErrors;
+        if (errors.length === 1) throw errors[0];
+        if (errors.length > 1) throw new AggregateError(errors, `${errors.length} scripts threw; the first: ${String((errors[0] as Error)?.message ?? errors[0])}`);
       })();
       return closing;
     },

@@ -5,6 +5,7 @@
 import type { ActiveTurn, ScriptedConversation } from "./scripted-conversation.js";
 import type { LoopStatus } from "./scripted-frames.js";
 import type { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
+import { subagentStateFrame } from "./scripted-frames.js";
 import { externalFailure } from "./scripted-tool-result.js";
 import type { ScriptedPermissionMode, ScriptedToolResult, ScriptedVisibleTool } from "./scripted-runtime-types.js";
 
@@ -21,6 +22,8 @@ export interface TurnHost {
   /** Update the conversation's loop state and emit `update_loop_status`. */
   setLoop(status: LoopStatus, activeRunIds: readonly string[], executingToolCallIds?: readonly string[]): void;
   emitDeviceStatus(): void;
+  /** Add or update one subagent of the runtime and emit `update_subagent_state` with all of them. */
+  setSubagent(entry: Record<string, unknown>): void;
   /** A fresh `local-run-<n>`, correlated with the turn's client message ids. */
   nextRunId(clientMessageIds: readonly string[]): string;
   /** A fresh `<prefix>-<n>` message id (one counter per runtime, like the real one). */
@@ -45,6 +48,10 @@ export function createTurnHost(core: ScriptedRuntimeCore, conversation: Scripted
     emit: (message) => core.emit(scope, message),
     setLoop: (status, activeRunIds, executing) => core.setLoop(conversation, status, activeRunIds, executing),
     emitDeviceStatus: deviceStatus,
+    setSubagent: (entry) => {
+      conversation.subagents.set(String(entry.subagent_id), entry);
+      core.emit(scope, subagentStateFrame([...conversation.subagents.values()]));
+    },
     nextRunId: (clientMessageIds) => core.nextRunId(conversation, clientMessageIds),
     nextMessageId: (prefix) => core.nextMessageId(prefix),
     permissionMode: () => conversation.permissionMode,

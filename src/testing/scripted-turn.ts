@@ -1,11 +1,12 @@
 /**
  * One turn of the scripted runtime: the API a script drives (`say`, `reason`,
- * `callTool(s)`, `runBuiltinTool`, `resendToolCall`), emitting the frames the
- * real runtime emits for the same model output, in the same order (recorded
- * from Letta Code 0.32.18): every model step gets its own `run_id`; a tool
- * call ends the step with `stop_reason: requires_approval`, then approval
- * classification, `control_request` (unless unrestricted), executing status,
- * `client_tool_start`, the external request, `client_tool_end` and
+ * `callTool(s)`, `runBuiltinTool`, `resendToolCall`, `subagent`, `fail`),
+ * emitting the frames the real runtime emits for the same model output, in
+ * the same order (recorded from Letta Code 0.32.18): every model step gets its
+ * own `run_id`; a tool call ends the step with `stop_reason:
+ * requires_approval`, then approval classification, `control_request` (unless
+ * unrestricted), executing status, `client_tool_start`, the external request
+ * (or, for a runtime tool, streamed output snapshots), `client_tool_end` and
  * `tool_return_message`.
  */
 import { randomUUID } from "node:crypto";
@@ -18,56 +19,24 @@ import {
   toolReturnDelta,
   usageDelta,
 } from "./scripted-frames.js";
+import { runRuntimeTool, type RuntimeToolOptions } from "./scripted-runtime-tool.js";
+import { ScriptedSubagentStream } from "./scripted-subagent.js";
 import { plainFailure } from "./scripted-tool-result.js";
+import { INTERRUPTED_BY_USER, ScriptedTurnFailure, lastUserText, type Decision, type TurnStart } from "./scripted-turn-start.js";
 import type { TurnHost, ApprovalAnswer } from "./scripted-turn-host.js";
 import type {
   ScriptedRuntimeScope,
+  ScriptedSubagent,
+  ScriptedSubagentOptions,
   ScriptedToolCallSpec,
   ScriptedToolResult,
   ScriptedTurn,
   ScriptedVisibleTool,
 } from "./scripted-runtime-types.js";
 
-export const INTERRUPTED_BY_USER = "Interrupted by user";
-
-/** How a turn began: everything its script can read. */
-export interface TurnStart {
-  scope: ScriptedRuntimeScope;
-  connectionId: string;
-  turnId: string;
-  messages: readonly unknown[];
-  payload: Readonly<Record<string, unknown>>;
-  clientMessageIds: readonly string[];
-  tools: readonly ScriptedVisibleTool[];
-  signal: AbortSignal;
-}
-
 interface MadeCall {
   name: string;
   input: Record<string, unknown>;
-}
-
-interface Decision {
-  spec: { toolCallId: string; name: string; input: Record<string, unknown> };
-  messageId: string;
-  approved: boolean;
-  denial?: string;
-}
-
-/** Text of the last user message: string content, or its text parts joined with "\n". */
-export function lastUserText(messages: readonly unknown[]): string {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index] as Record<string, unknown> | null;
-    if (!message || typeof message !== "object" || message.role !== "user") continue;
-    if (typeof message.content === "string") return message.content;
-    if (Array.isArray(message.content)) {
-      return message.content
-        .map((part) => (part && typeof part === "object" && typeof part.text === "string" ? (part.text as string) : ""))
-        .filter((text) => text.length > 0)
-        .join("\n");
-    }
-  }
-  return "";
 }
 
 export class ScriptedTurnSession implements ScriptedTurn {
@@ -82,9 +51,11 @@ export class ScriptedTurnSession implements ScriptedTurn {
   private seqId = 0;
   private stepOpen = false;
   private readonly madeCalls = new Map<string, MadeCall>();
+  private subagentCounter = 0;
 
   constructor(
-    private readonly host: TurnHost,
+    /** @internal */
+    readonly host: TurnHost,
     private readonly start: TurnStart,
   ) {
     this.runtime = start.scope;
@@ -109,6 +80,10 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return this.currentRunId;
   }
 
+  fail(message: string): never {
+    throw new ScriptedTurnFailure(message);
+  }
+
   async say(text: string): Promise<void> {
     if (this.signal.aborted) return;
     this.ensureStep();
@@ -131,9 +106,20 @@ export class ScriptedTurnSession implements ScriptedTurn {
   async callTools(calls: readonly ScriptedToolCallSpec[]): Promise<ScriptedToolResult[]> {
     if (calls.length === 0) return [];
     if (this.signal.aborted) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+    const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
+    const proposal = await this.propose(specs);
+    if (!proposal) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+    return this.execute(proposal.decisions, proposal.runId);
+  }
+
+  /**
+   * @internal The model proposes tool calls: an `approval_request_message` each, the step ends
+   * with `requires_approval`, approval classification, then (unless unrestricted) one
+   * `control_request` after another. `undefined` when the turn was cancelled meanwhile.
+   */
+  async propose(specs: Decision["spec"][]): Promise<{ decisions: Decision[]; runId: string } | undefined> {
     this.ensureStep();
     const runId = this.runId;
-    const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
     const decisions: Decision[] = specs.map((spec) => {
       const messageId = this.host.nextMessageId("letta-msg");
       this.emitMessage("approval_request_message", messageId, {
@@ -154,14 +140,14 @@ export class ScriptedTurnSession implements ScriptedTurn {
     if (asks) {
       for (const decision of decisions) {
         const answer = await this.askApproval(decision);
-        if (answer.kind === "cancelled") return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
+        if (answer.kind === "cancelled") return undefined;
         if (answer.kind === "deny") {
           decision.approved = false;
           decision.denial = answer.message;
         } else if (answer.updatedInput) decision.spec.input = answer.updatedInput;
       }
     }
-    return this.execute(decisions, runId);
+    return { decisions, runId };
   }
 
   async resendToolCall(toolCallId: string): Promise<ScriptedToolResult> {
@@ -172,20 +158,14 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return this.host.callExternal(tool, toolCallId, made.input);
   }
 
-  async runBuiltinTool(
-    name: string,
-    args: Record<string, unknown>,
-    output: string,
-    options: { status?: "success" | "error" } = {},
-  ): Promise<void> {
-    if (this.signal.aborted) return;
-    this.ensureStep();
-    const toolCallId = `call-${randomUUID()}`;
-    this.emitMessage("tool_call_message", this.host.nextMessageId("letta-msg"), {
-      tool_call: { tool_call_id: toolCallId, name, arguments: JSON.stringify(args) },
-    });
-    this.emitDelta(toolReturnDelta(this.runId, toolCallId, options.status ?? "success", output));
-    await this.host.flush();
+  async runBuiltinTool(name: string, args: Record<string, unknown>, output: string, options: RuntimeToolOptions = {}): Promise<ScriptedToolResult> {
+    if (this.signal.aborted) return plainFailure(INTERRUPTED_BY_USER);
+    return runRuntimeTool(this, { toolCallId: options.toolCallId ?? `call-${randomUUID()}`, name, input: args }, output, options);
+  }
+
+  subagent(options: ScriptedSubagentOptions = {}): ScriptedSubagent {
+    const subagentId = options.subagentId ?? `subagent-${Date.now()}-${++this.subagentCounter}`;
+    return new ScriptedSubagentStream(this.host, { ...options, subagentId, parent: this.runtime, signal: this.signal });
   }
 
   /** Starts a model step if none is open: four loop statuses, then a fresh `run_id`. */
@@ -281,7 +261,8 @@ export class ScriptedTurnSession implements ScriptedTurn {
     this.emitDelta(messageDelta(messageType, id, this.runtime, this.runId, ++this.seqId, fields));
   }
 
-  private emitDelta(delta: Record<string, unknown>): void {
+  /** @internal */
+  emitDelta(delta: Record<string, unknown>): void {
     this.host.emit(streamDelta(delta));
   }
 }

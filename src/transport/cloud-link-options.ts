@@ -22,9 +22,13 @@ export interface CloudLinkOptions {
   headers?: Record<string, string>;
   /** The runtime to attach to. Default: none (no `agentId` / `conversationId` in the URLs, no gap `sync`). */
   runtime?: CloudRuntimeAddress;
-  /** JSON ping interval per socket, in ms. Default 10_000. `0` turns the heartbeat off. */
+  /** Ping interval per socket (a protocol ping and a JSON ping), in ms. Default 10_000. `0` turns the heartbeat off. */
   pingIntervalMs?: number;
-  /** A socket silent this long after a ping is dead: both are terminated and the link reconnects. Default 20_000. */
+  /**
+   * A socket that has answered a ping once (a protocol pong or a JSON `pong`) and is then silent
+   * this long after a ping is dead: both are terminated and the link reconnects. A socket that
+   * never answered gets no deadline. Default 20_000; `0`: pings, no deadline.
+   */
   pongTimeoutMs?: number;
   /** Reconnect after a drop. Default `true`. */
   reconnect?: boolean;
@@ -40,8 +44,10 @@ export interface CloudLinkOptions {
   gapReorderWindowMs?: number;
   /** Gap syncs requested within this window are sent as one, in ms. Default 250. */
   syncDebounceMs?: number;
-  /** Least time between two gap syncs, in ms. Default 5_000. */
+  /** Least time between two gap syncs at first, in ms. Default 5_000. */
   syncMinIntervalMs?: number;
+  /** Gap syncs back off (doubling) while holes keep coming, up to this, in ms. Default 60_000. */
+  syncMaxIntervalMs?: number;
   /** WebSocket class. Default `ws`. */
   WebSocket?: WebSocketConstructor;
   /** Timers (inject fake ones in tests). Default: the global timers. */

@@ -29,16 +29,18 @@ export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
 
 /**
  * The link to a Letta Cloud environment through the status relay: a control
- * and a stream WebSocket that together count as one connection (PROTOCOL.md §3).
+ * and a stream WebSocket that together count as one connection (see docs/cloud.md).
  *
  * - Open only while **both** sockets are open; frames go out on control only.
  * - Each inbound frame, strictly in arrival order: ack its `seq` on the socket
  *   it came from → drop a `stream_delta` seen on control (relay fan-out) →
  *   drop a repeated `idempotency_key` → feed `event_seq` to the gap detector
- *   (a real loss triggers one debounced `sync`) → emit.
- * - A heartbeat watchdog pings both sockets; silence past the deadline, or
- *   either socket closing, terminates both and reconnects (single flight,
- *   jittered backoff). The runtime keeps pending calls across that, so
+ *   (while a turn runs, a loss triggers one debounced, backed-off `sync`) → emit.
+ * - A heartbeat pings both sockets, with a protocol-level ping and a JSON
+ *   ping. Any inbound traffic is liveness; a socket that answered a ping once
+ *   (either kind) and then stays silent past the deadline, or either socket
+ *   closing, terminates both and reconnects (single flight, jittered
+ *   backoff). The runtime keeps pending calls across that, so
  *   `keepsPendingCallsAcrossReconnect` is `true`.
  */
 /** The close code a relay uses when the environment is gone (the listener's contract). */
@@ -64,6 +66,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #sync: CloudSyncTrigger;
   #watchdog: HeartbeatWatchdog<CloudChannel>;
   #reconnect: ReconnectController;
+  /** A turn is running (the session says so): only then are `event_seq` holes worth a sync. */
+  #turnActive = false;
   #stats: CloudDeliveryStats = { acksSent: 0, duplicatesDropped: 0, controlStreamDeltasDropped: 0, gapsDetected: 0, syncsSent: 0 };
 
   constructor(options: CloudLinkOptions) {
@@ -86,6 +90,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       timers: this.#timers,
       debounceMs: options.syncDebounceMs,
       minIntervalMs: options.syncMinIntervalMs,
+      maxIntervalMs: options.syncMaxIntervalMs,
       send: () => this.#sendGapSync(),
     });
     this.#gaps = new EventSequenceGapDetector({
@@ -93,7 +98,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       reorderWindowMs: options.gapReorderWindowMs,
       onGap: () => {
         this.#stats.gapsDetected++;
-        this.#sync.request();
+        // Idle: a hole is another runtime's traffic, or nothing a session waits for. No sync.
+        if (this.#turnActive) this.#sync.request();
       },
     });
     this.#watchdog = new HeartbeatWatchdog<CloudChannel>({
@@ -102,7 +108,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       pongTimeoutMs: options.pongTimeoutMs,
       timers: this.#timers,
       sendPing: (channel) => {
-        if (this.#pair) this.#write(this.#pair[channel], '{"type":"ping"}');
+        const socket = this.#pair?.[channel];
+        if (!socket) return;
+        this.#write(socket, '{"type":"ping"}');
+        this.#protocolPing(socket);
       },
       onTimeout: (channel, silentForMs) => {
         const pair = this.#pair;
@@ -139,6 +148,18 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   get deliveryStats(): Readonly<CloudDeliveryStats> {
     return { ...this.#stats, syncsSent: this.#sync.sent };
+  }
+
+  /**
+   * Tell the link whether a turn is running. Gap syncs are sent only while
+   * one is (an idle session sends none), and each new turn resets their
+   * back-off. Default: no turn.
+   */
+  setTurnActive(active: boolean): void {
+    if (this.#turnActive === active) return;
+    this.#turnActive = active;
+    if (active) this.#sync.resetBackoff();
+    else this.#sync.cancel();
   }
 
   /**
@@ -214,11 +235,15 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#pair = pair;
     this.#epoch++;
     this.#gaps.reset();
+    this.#sync.resetBackoff();
     for (const channel of ["control", "stream"] as const) {
       const socket = pair[channel];
       socket.on("message", (data, isBinary) => this.#receive(pair, channel, socketText(data, isBinary)));
       socket.on("ping", () => {
         if (pair === this.#pair) this.#watchdog.received(channel);
+      });
+      socket.on("pong", () => {
+        if (pair === this.#pair) this.#watchdog.answered(channel);
       });
       let lastError = "";
       socket.on("error", (error) => {
@@ -255,7 +280,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       if (verdict === "duplicate") return void this.#stats.duplicatesDropped++;
       this.#gaps.observe(envelope.event_seq);
       if (decoded.kind === "frame") {
-        if (decoded.frame.type !== "pong") this.emit("frame", decoded.frame, envelope);
+        if (decoded.frame.type === "pong") this.#watchdog.answered(channel);
+        else this.emit("frame", decoded.frame, envelope);
       } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
       else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
     } catch (error) {
@@ -318,10 +344,22 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     const frame: OutboundFrame = {
       type: "sync",
       runtime: { agent_id: agentId, conversation_id: conversationId },
-      recover_approvals: true,
+      // Approvals are not what a hole loses (the runtime replays them on every new connection),
+      // and recovering them makes the runtime ask its backend each time.
+      recover_approvals: false,
       force_device_status: true,
     };
     return this.#write(control, encodeFrame(frame));
+  }
+
+  /** A protocol-level ping (answered by any WebSocket peer); a socket without `ping()` gets only the JSON one. */
+  #protocolPing(socket: WebSocket): void {
+    if (socket.readyState !== 1 || typeof socket.ping !== "function") return;
+    try {
+      socket.ping();
+    } catch {
+      // A failed write surfaces as the socket closing.
+    }
   }
 
   #write(socket: WebSocket, text: string): boolean {

@@ -1,26 +1,35 @@
 import type { TimerHandle, Timers } from "../internal/timers.js";
 
 /**
- * Application-level heartbeat for a set of sockets (the cloud link's control
- * and stream channels).
+ * Heartbeat for a set of sockets (the cloud link's control and stream
+ * channels, or the local link's one socket), built on evidence only.
  *
- * Every `pingIntervalMs` a ping is written on every channel. The first ping a
- * channel gets after its last inbound message arms a deadline of
- * `pongTimeoutMs`; **any** inbound message on that channel (a pong or anything
- * else) clears it. A deadline that fires means the channel is half-open:
- * `onTimeout` is called once and the watchdog stops (the owner terminates the
- * sockets and reconnects). A dead channel is therefore detected at most
- * `pingIntervalMs + pongTimeoutMs` after its last inbound message — 30 s with
- * the defaults.
+ * Every `pingIntervalMs` `sendPing` is called for every channel (the owner
+ * writes a protocol-level ping, a JSON ping, or both). What counts:
+ * - **Any** inbound traffic on a channel — a frame, a protocol pong, a
+ *   protocol ping from the server — is liveness (`received`).
+ * - A channel that has **answered** a ping once (`answered`: a JSON `pong`
+ *   or a protocol pong) is expected to answer every ping: from then on the
+ *   first ping after its last inbound traffic arms a `pongTimeoutMs`
+ *   deadline, cleared by any inbound traffic. A channel that never answered
+ *   gets no deadline (nothing says its server answers pings), unless
+ *   `deadlineFromStart` says it must (a server known to answer).
+ *
+ * A deadline that fires means the channel is half-open: `onTimeout` is called
+ * once and the watchdog stops (the owner terminates the sockets and
+ * reconnects). A dead channel that answered before is therefore detected at
+ * most `pingIntervalMs + pongTimeoutMs` after its last inbound traffic.
  */
 export interface HeartbeatWatchdogOptions<Channel extends string> {
   channels: readonly Channel[];
   /** Time between two pings, in ms. Default 10_000. `0` turns the heartbeat off. */
   pingIntervalMs?: number;
-  /** How long a ping may go unanswered (no inbound message at all), in ms. Default 20_000. `0` sends pings but never times out. */
+  /** How long a ping may go unanswered (no inbound traffic at all), in ms. Default 20_000. `0` sends pings but never times out. */
   pongTimeoutMs?: number;
+  /** Arm deadlines before a channel answered a ping (its server is known to answer). Default `false`. */
+  deadlineFromStart?: boolean;
   timers: Timers;
-  /** Write one ping on `channel`. Must not throw. */
+  /** Write the ping(s) on `channel`. Must not throw. */
   sendPing: (channel: Channel) => void;
   /** `channel` stayed silent past its deadline. Called at most once per `start()`. */
   onTimeout: (channel: Channel, silentForMs: number) => void;
@@ -36,6 +45,7 @@ export class HeartbeatWatchdog<Channel extends string> {
   #pingTimer: TimerHandle | undefined;
   #deadlines = new Map<Channel, TimerHandle>();
   #lastInboundAt = new Map<Channel, number>();
+  #answering = new Set<Channel>();
   #running = false;
 
   constructor(options: HeartbeatWatchdogOptions<Channel>) {
@@ -48,9 +58,16 @@ export class HeartbeatWatchdog<Channel extends string> {
     return this.#running;
   }
 
-  /** Start pinging (the sockets just opened; they count as alive now). */
+  /** Whether `channel` has answered a ping since `start()` (so its deadlines apply). */
+  isAnswering(channel: Channel): boolean {
+    return this.#answering.has(channel);
+  }
+
+  /** Start pinging (the sockets just opened; they count as alive now, and as not yet answering). */
   start(): void {
     this.stop();
+    this.#answering.clear();
+    if (this.#options.deadlineFromStart) for (const channel of this.#options.channels) this.#answering.add(channel);
     if (this.#pingIntervalMs === 0) return;
     this.#running = true;
     const now = this.#options.timers.now();
@@ -69,6 +86,12 @@ export class HeartbeatWatchdog<Channel extends string> {
     }
   }
 
+  /** `channel` answered a ping (a JSON `pong` or a protocol pong): alive, and expected to keep answering. */
+  answered(channel: Channel): void {
+    this.#answering.add(channel);
+    this.received(channel);
+  }
+
   /** Stop every timer. Safe to call any time, any number of times. */
   stop(): void {
     this.#running = false;
@@ -85,7 +108,7 @@ export class HeartbeatWatchdog<Channel extends string> {
       for (const channel of this.#options.channels) {
         if (!this.#running) return;
         this.#options.sendPing(channel);
-        if (this.#pongTimeoutMs > 0 && !this.#deadlines.has(channel)) this.#armDeadline(channel);
+        if (this.#pongTimeoutMs > 0 && this.#answering.has(channel) && !this.#deadlines.has(channel)) this.#armDeadline(channel);
       }
       if (this.#running) this.#armPing();
     }, this.#pingIntervalMs);

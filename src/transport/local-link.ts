@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
-import { systemTimers, type Timers, type TimerHandle } from "../internal/timers.js";
+import { systemTimers, type Timers } from "../internal/timers.js";
 import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff, type BackoffOptions } from "./backoff.js";
+import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
 import { openWebSocket, redact, secretForms, type WebSocketConstructor } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
@@ -23,11 +24,17 @@ export interface LocalLinkOptions {
   /** Handshake deadline per attempt, in ms. Default 10_000. */
   connectTimeoutMs?: number;
   /**
-   * Protocol-level ping interval, in ms; a link that answers no pong within
-   * another interval is terminated and reconnected. Default 15_000 (half-open
-   * link detected within 30 s). `0` disables it.
+   * Protocol-level ping interval, in ms. Default 30_000 (the app-server's own). `0` disables the
+   * heartbeat. Any inbound traffic (a frame, a pong, the server's own pings) counts as liveness.
    */
   pingIntervalMs?: number;
+  /**
+   * A link silent this long after a ping is dead: it is terminated and reconnected. Default
+   * twice `pingIntervalMs` (60_000), so a half-open link is detected within 90 s of its last
+   * traffic — no tighter than the app-server, which reaps a socket after 90 s without a pong.
+   * `0`: pings, no deadline.
+   */
+  pongTimeoutMs?: number;
   /** Largest inbound frame, in bytes. Default 16 MiB. */
   maxPayload?: number;
   /** WebSocket class. Default `ws`. */
@@ -36,7 +43,9 @@ export interface LocalLinkOptions {
   timers?: Timers;
 }
 
-/** Normalise an app-server address the way the reference client does (PROTOCOL.md §2.6). */
+/** The app-server pings every 30 s; so does the local link. */
+export const DEFAULT_LOCAL_PING_INTERVAL_MS = 30_000;
+/** Normalise an app-server address the way Letta's own app-server client does. */
 export function normaliseAppServerUrl(input: string): string {
   let url: URL;
   try {
@@ -76,8 +85,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #options: LocalLinkOptions;
   #timers: Timers;
   #reconnect: ReconnectController;
-  #pingTimer: TimerHandle | undefined;
-  #awaitingPong = false;
+  #watchdog: HeartbeatWatchdog<"socket">;
   #secrets: string[];
 
   constructor(options: LocalLinkOptions) {
@@ -91,6 +99,28 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#secrets = options.token ? secretForms(options.token.trim()) : [];
     const address = new URL(this.#url);
     this.connectionId = `local:${address.host}${address.pathname}#${randomBytes(4).toString("hex")}`;
+    const pingIntervalMs = options.pingIntervalMs ?? DEFAULT_LOCAL_PING_INTERVAL_MS;
+    this.#watchdog = new HeartbeatWatchdog<"socket">({
+      channels: ["socket"],
+      pingIntervalMs,
+      pongTimeoutMs: options.pongTimeoutMs ?? 2 * pingIntervalMs,
+      // A `ws` server (the app-server is one) answers every protocol ping.
+      deadlineFromStart: true,
+      timers: this.#timers,
+      sendPing: () => {
+        try {
+          this.#socket?.ping();
+        } catch {
+          // A socket that cannot take a ping surfaces as closing.
+        }
+      },
+      onTimeout: (_channel, silentForMs) => {
+        const socket = this.#socket;
+        if (!socket) return;
+        this.emit("error", new ToolrelayError("CONNECTION_CLOSED", `no traffic for ${silentForMs} ms after a ping: link presumed dead`));
+        socket.terminate();
+      },
+    });
     this.#reconnect = new ReconnectController({
       backoff: exponentialBackoff(options.backoff),
       timers: this.#timers,
@@ -146,7 +176,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   async close(): Promise<void> {
     if (this.#state === "closed" && this.#socket === undefined) return;
     this.#reconnect.stop();
-    this.#stopPing();
+    this.#watchdog.stop();
     const socket = this.#socket;
     this.#socket = undefined;
     this.#setState("closed");
@@ -187,7 +217,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#epoch++;
     socket.on("message", (data, isBinary) => {
       if (socket !== this.#socket) return;
-      this.#awaitingPong = false;
+      this.#watchdog.received("socket");
       const text = isBinary ? "" : data.toString();
       const decoded = decodeFrame(text);
       try {
@@ -200,12 +230,15 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       }
     });
     socket.on("pong", () => {
-      this.#awaitingPong = false;
+      if (socket === this.#socket) this.#watchdog.answered("socket");
+    });
+    socket.on("ping", () => {
+      if (socket === this.#socket) this.#watchdog.received("socket");
     });
     socket.on("close", (code, reason) => {
       if (socket !== this.#socket) return;
       this.#socket = undefined;
-      this.#stopPing();
+      this.#watchdog.stop();
       if (this.#state === "closed") return;
       const detail = redact(reason.toString(), this.#secrets);
       this.emit("error", new ToolrelayError("CONNECTION_CLOSED", `app-server socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
@@ -216,30 +249,7 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       this.#setState("reconnecting");
       this.#reconnect.schedule();
     });
-    this.#startPing(socket);
-  }
-
-  #startPing(socket: WebSocket): void {
-    const interval = this.#options.pingIntervalMs ?? 15_000;
-    if (interval <= 0) return;
-    this.#awaitingPong = false;
-    const tick = () => {
-      if (socket !== this.#socket) return;
-      if (this.#awaitingPong) {
-        this.emit("error", new ToolrelayError("CONNECTION_CLOSED", `no pong within ${interval} ms: link presumed dead`));
-        socket.terminate();
-        return;
-      }
-      this.#awaitingPong = true;
-      socket.ping();
-      this.#pingTimer = this.#timers.setTimeout(tick, interval);
-    };
-    this.#pingTimer = this.#timers.setTimeout(tick, interval);
-  }
-
-  #stopPing(): void {
-    if (this.#pingTimer !== undefined) this.#timers.clearTimeout(this.#pingTimer);
-    this.#pingTimer = undefined;
+    this.#watchdog.start();
   }
 
   #setState(state: LinkState): void {

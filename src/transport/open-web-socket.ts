@@ -41,6 +41,19 @@ export function redact(text: string, secrets: readonly string[] | undefined): st
   return result;
 }
 
+/** The system error code of a socket error (`ECONNREFUSED`, `ENOTFOUND`, ...), if it has one. */
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** `connect ECONNREFUSED 127.0.0.1:9`, `getaddrinfo ENOTFOUND nowhere.invalid`: the message, with the code when the message lacks it. */
+function describeError(error: Error): string {
+  const code = errorCode(error);
+  const message = error.message || String(error);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
 /** The URL without its query string (query tokens must not reach errors or logs). */
 export function describeUrl(url: string): string {
   const index = url.indexOf("?");
@@ -83,24 +96,30 @@ export function openWebSocket(url: string, options: OpenWebSocketOptions): Promi
       socket.off("unexpected-response", onUnexpectedResponse);
       socket.off("close", onClose);
     };
+    let settled = false;
     const fail = (error: ToolrelayError) => {
+      if (settled) return;
+      settled = true;
       cleanup();
       reject(error);
     };
     const onOpen = () => {
+      settled = true;
       cleanup();
       options.onOpen?.(socket);
       resolve(socket);
     };
     const onError = (error: Error) => {
       // Stays attached for the socket's life: an unhandled 'error' would crash the process.
-      if (socket.readyState === WebSocket.CONNECTING) {
-        fail(
-          new ToolrelayError("CONNECT_FAILED", redact(`cannot connect to ${where}: ${error.message}`, options.secrets), {
-            cause: error,
-          }),
-        );
-      }
+      // `ws` reports a failed handshake (ECONNREFUSED, ENOTFOUND, a reset) as 'error' with the
+      // socket already CLOSING, then 'close': the error is the reason, whatever the state.
+      if (settled) return;
+      fail(
+        new ToolrelayError("CONNECT_FAILED", redact(`cannot connect to ${where}: ${describeError(error)}`, options.secrets), {
+          cause: error,
+          ...(errorCode(error) ? { details: { errno: errorCode(error) } } : {}),
+        }),
+      );
     };
     const onClose = (code: number) => {
       fail(new ToolrelayError("CONNECT_FAILED", `${where} closed during the handshake (code ${code})`));

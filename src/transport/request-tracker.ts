@@ -1,5 +1,5 @@
 import pTimeout from "p-timeout";
-import { ToolrelayError } from "../errors.js";
+import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import type { InboundFrame, OutboundFrame } from "../wire/index.js";
 import type { RuntimeLink } from "./runtime-link.js";
@@ -51,11 +51,20 @@ export class RequestTracker {
       settle = { responseType: options.responseType, resolve, reject };
     });
     this.#pending.set(requestId, settle!);
-    if (!this.#link.send(frame)) {
+    let sent: boolean;
+    try {
+      sent = this.#link.send(frame);
+    } catch (error) {
+      // An encoding error (INVALID_FRAME): nothing was written, so nothing may stay registered —
+      // a later rejectAll would reject a promise nobody holds (an unhandled rejection).
       this.#pending.delete(requestId);
-      return Promise.reject(
-        new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: the link is ${this.#link.state}`, { details: { written: false } }),
-      );
+      return Promise.reject(isToolrelayError(error) ? error : new ToolrelayError("INVALID_FRAME", `cannot send ${frame.type}`, { cause: error }));
+    }
+    if (!sent) {
+      this.#pending.delete(requestId);
+      // "open" with a refused write: the socket is already closing (the link notices a moment later).
+      const why = this.#link.state === "open" ? "its socket is closing" : `the link is ${this.#link.state}`;
+      return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: ${why}; nothing was written`, { details: { written: false } }));
     }
     const timeoutError = new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
       details: { requestId, timeoutMs },

@@ -59,4 +59,9 @@ export interface RuntimeLink extends EventEmitter<RuntimeLinkEvents> {
   send(frame: OutboundFrame, trusted?: boolean): boolean;
   /** Close for good. Idempotent; no reconnect after it. */
   close(): Promise<void>;
+  /**
+   * Whether a turn is running (the session calls it when a turn begins and ends). Optional: a
+   * link that syncs on lost events (cloud) does so only during turns.
+   */
+  setTurnActive?(active: boolean): void;
 }

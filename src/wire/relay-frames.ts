@@ -21,10 +21,14 @@ export const ackFrameSchema = z.strictObject({
 });
 export type AckFrame = z.infer<typeof ackFrameSchema>;
 
-/** relay→listener: a paired listener socket generation is ready (SDK sockets never see it). */
+/**
+ * relay→listener: a paired listener socket generation is ready (SDK sockets never see it). Both
+ * values echo the socket URL's `connectionGeneration` (a string, a UUID from the real listener)
+ * and `connectionAttempt` (an integer from 1).
+ */
 export const listenerReadyFrameSchema = z.looseObject({
   type: z.literal("listener_ready"),
-  connection_generation: z.number().optional(),
-  connection_attempt: z.number().optional(),
+  connection_generation: z.string().optional(),
+  connection_attempt: z.number().int().positive().optional(),
 });
 export type ListenerReadyFrame = z.infer<typeof listenerReadyFrameSchema>;

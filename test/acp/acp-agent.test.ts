@@ -218,7 +218,7 @@ describe("startAcpAgent", () => {
   it("a turn that ends in an error rejects the prompt with the runtime's message", async () => {
     const h = await harness(async (turn) => {
       await turn.say("about to fail");
-      throw new Error("model exploded");
+      turn.fail("model exploded"); // an error turn of the runtime (a throw would be a script error)
     });
     const sessionId = await h.newSession();
     await expect(h.prompt(sessionId, "fail")).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("model exploded") });

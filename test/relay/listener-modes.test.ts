@@ -62,9 +62,17 @@ describe("registration", () => {
         connectionId: listener.answer.connectionId,
         deviceId: listener.deviceId,
         connectionName: "fake-env",
-        connectedAt: expect.any(String),
+        connectedAt: expect.any(Number),
       },
     ]);
+  });
+
+  it("lists an environment whose listener is not connected without a connectionId (Cloud's offline shape)", async () => {
+    await fixture.start();
+    await registerListener(fixture.relay.httpUrl, TEST_KEY, { deviceId: "device-off", connectionName: "offline-env" });
+    const response = await httpJson(`${fixture.relay.httpUrl}/v1/environments`, { headers: { authorization: `Bearer ${TEST_KEY}` } });
+    const body = response.json as { connections: Array<Record<string, unknown>> };
+    expect(body.connections).toEqual([expect.objectContaining({ connectionName: "offline-env", connectionId: null, connectedAt: null })]);
   });
 });
 

@@ -124,6 +124,7 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         kind: "local",
         url: `ws://127.0.0.1:${proxy.port}/ws`,
         pingIntervalMs: PING_INTERVAL_MS,
+        pongTimeoutMs: PING_INTERVAL_MS,
         connectTimeoutMs: scaled(300),
         backoff: { initialDelayMs: 10, maxDelayMs: 150 },
       },

@@ -66,7 +66,7 @@ describe("half-open link", () => {
       const runtime = later(await startScriptedRuntime({ script: async (turn) => void (await turn.callTool("hold", {})) }));
       const proxy = later(await startFaultProxy({ target: { host: "127.0.0.1", port: runtime.port } }));
       const session = await openSession(`ws://127.0.0.1:${proxy.port}/ws`, {
-        backend: { pingIntervalMs, connectTimeoutMs: 1_000 },
+        backend: { pingIntervalMs, pongTimeoutMs: pingIntervalMs, connectTimeoutMs: 1_000 },
         tools: [waitingTool("hold", executions)],
       });
       const losses = lossTimes(session);
@@ -91,22 +91,31 @@ describe("half-open link", () => {
     });
   }
 
-  it("the default interval is 15 s: a dead link is noticed within 30 s", async () => {
-    // The bound is 2 × pingIntervalMs (one interval to send the ping, one to miss its pong), shown
-    // above on real sockets. Here: the interval a default LocalLink actually arms after connecting.
+  it("the default heartbeat is no tighter than the app-server's: 30 s pings, dead after 60 s more of silence (≤ 90 s)", async () => {
+    // The bound is pingIntervalMs + pongTimeoutMs (one interval to send the ping, the deadline to
+    // miss every answer), shown above on real sockets. Here: what a default LocalLink actually arms.
     const runtime = later(await startScriptedRuntime({ script: () => undefined }));
-    const delays: number[] = [];
+    const armed: Array<{ delayMs: number; callback: () => void; handle: NodeJS.Timeout }> = [];
     const timers = {
-      setTimeout: (callback: () => void, delayMs: number) => (delays.push(delayMs), setTimeout(callback, delayMs)),
+      setTimeout: (callback: () => void, delayMs: number) => {
+        const handle = setTimeout(callback, delayMs);
+        armed.push({ delayMs, callback, handle });
+        return handle;
+      },
       clearTimeout: (handle: unknown) => clearTimeout(handle as NodeJS.Timeout),
       now: () => Date.now(),
     };
     const link = new LocalLink({ url: runtime.url, timers });
     cleanups.push(() => link.close());
     await link.connect();
-    const pingDelays = delays.filter((delay) => delay !== 10_000); // 10 s: the handshake deadline
-    expect(pingDelays).toEqual([15_000]);
-    expect(2 * pingDelays[0]!).toBeLessThanOrEqual(30_000);
+    const delays = () => armed.map((timer) => timer.delayMs).filter((delay) => delay !== 10_000); // 10 s: the handshake deadline
+    expect(delays()).toEqual([30_000]);
+    // The ping timer fires (run by hand): it pings and arms the 60 s deadline and the next ping.
+    const ping = armed.find((timer) => timer.delayMs === 30_000)!;
+    clearTimeout(ping.handle);
+    ping.callback();
+    expect(delays()).toEqual([30_000, 60_000, 30_000]);
+    expect(30_000 + 60_000).toBeLessThanOrEqual(90_000);
   });
 });
 

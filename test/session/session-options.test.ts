@@ -3,32 +3,58 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type SessionOptions } from "../../src/index.js";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createSession, defineTool, type SessionOptions, type ToolrelayError } from "../../src/index.js";
+import { badSessionOptions } from "./bad-session-options.js";
 import { workspacesRoot } from "../../src/session/isolated-workspace.js";
 import { rawRuntime, scriptedRuntime, sessionOn } from "./session-support.js";
 
 const base: SessionOptions = { backend: { kind: "local", url: "ws://127.0.0.1:9/ws" }, agent: { id: "agent-1" } };
 
 describe("createSession: bad options are refused before anything starts", () => {
-  const cases: Array<[string, unknown, RegExp]> = [
-    ["no backend", { agent: { id: "a" } }, /backend is required/],
-    ["unknown backend kind", { ...base, backend: { kind: "remote" } }, /kind must be/],
-    ["no agent", { backend: base.backend }, /agent is required/],
-    ["empty agent id", { ...base, agent: { id: " " } }, /agent.id/],
-    ["agent without model", { ...base, agent: { create: {} } }, /model/],
-    ["empty conversation", { ...base, conversation: "" }, /conversation/],
-    ["negative timeout", { ...base, toolTimeoutMs: -1 }, /toolTimeoutMs/],
-    ["NaN input limit", { ...base, maxInputBytes: Number.NaN }, /maxInputBytes/],
-    ["tools not an array", { ...base, tools: "get_weather" }, /tools must be an array/],
-    ["bad workspace", { ...base, workspace: "shared" }, /workspace/],
-    ["local without url or spawn", { ...base, backend: { kind: "local" } }, /exactly one of `url`/],
-    ["local url with a token query", { ...base, backend: { kind: "local", url: "ws://127.0.0.1:9/ws?token=x" } }, /token/],
-  ];
-  for (const [name, options, message] of cases) {
-    it(`refuses ${name}`, async () => {
-      await expect(createSession(options as SessionOptions)).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringMatching(message) });
+  // Nothing listens on port 9 here; the child process below runs the same table against a live runtime.
+  const url = "ws://127.0.0.1:9/ws";
+  for (const [name, options, path] of badSessionOptions(url)) {
+    it(`refuses ${name} with INVALID_OPTIONS naming the option`, async () => {
+      await expect(createSession(options as SessionOptions)).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringMatching(path) });
     });
   }
+
+  it("leaves no unhandled rejection after any of them (a child process with an unhandledRejection hook exits 0)", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./fixtures/bad-options-child.ts", import.meta.url))], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect({ code, output }).toMatchObject({ code: 0, output: expect.stringMatching(/refused with INVALID_OPTIONS before anything opened, no unhandled rejection/) });
+  }, 30_000);
+
+  it("names every wrong option, not only the first", async () => {
+    const error = await createSession({ ...base, mode: "default", tool: [], clientInfo: { name: 5 } } as unknown as SessionOptions).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "INVALID_OPTIONS" });
+    expect((error as ToolrelayError).details?.issues).toEqual([
+      'options.mode: must be "standard", "acceptEdits", "unrestricted" or "strict"',
+      "options.clientInfo.name: must be a string",
+      'options.tool: is not an option (did you mean "tools"?)',
+    ]);
+  });
+
+  it("keeps the cause of a refused address: ECONNREFUSED in the message and as the cause's code", async () => {
+    const error = await createSession({ ...base, backend: { kind: "local", url: "ws://127.0.0.1:9/ws", reconnect: false } }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "CONNECT_FAILED", message: expect.stringContaining("ECONNREFUSED"), cause: { code: "ECONNREFUSED" } });
+  });
+
+  it("keeps the cause of an unresolvable host: the resolver's code in the message and as the cause's code", async () => {
+    const error = (await createSession({ ...base, backend: { kind: "local", url: "ws://nowhere.invalid:4500/ws", reconnect: false } }).catch(
+      (caught: unknown) => caught,
+    )) as ToolrelayError & { cause?: { code?: string } };
+    expect(error).toMatchObject({ code: "CONNECT_FAILED" });
+    expect(error.cause?.code).toMatch(/^(ENOTFOUND|EAI_AGAIN)$/);
+    expect(error.message).toContain(error.cause!.code!);
+  });
 
   it("refuses two tools with one name", async () => {
     const tool = defineTool({ name: "twin", description: "x", input: z.object({}), execute: () => "" });

@@ -21,17 +21,20 @@ function say(text: string): StreamDeltaFrame {
 describe("TurnTracker", () => {
   let probes: number;
   let pending: number;
+  let activity: boolean[];
   let tracker: TurnTracker;
   beforeEach(() => {
     vi.useFakeTimers();
     probes = 0;
     pending = 0;
+    activity = [];
     tracker = new TurnTracker({
       timers: systemTimers,
       runtime: () => runtime,
       isClientTool: () => false,
       pendingCalls: () => pending,
       probe: () => void probes++,
+      onActiveChange: (active) => void activity.push(active),
       stallProbeMs: 5_000,
     });
   });
@@ -73,12 +76,13 @@ describe("TurnTracker", () => {
     turn.finish("end_turn");
   });
 
-  it("probes a silent turn with a sync (never its input again), but not while a client tool of it runs", () => {
+  it("probes a silent turn with a sync (never with its input again), but not while a client tool of it runs", () => {
     const turn = new Turn(async () => undefined);
     tracker.begin(turn, "cm-1");
     vi.advanceTimersByTime(4_999);
     expect(probes).toBe(0);
     vi.advanceTimersByTime(1);
+    // No sign yet that the runtime has the message: still only a sync (a repeated input would start a second run).
     expect(probes).toBe(1);
     tracker.onDelta(say("x"));
     vi.advanceTimersByTime(4_999);
@@ -89,6 +93,15 @@ describe("TurnTracker", () => {
     vi.advanceTimersByTime(10_000);
     expect(probes).toBe(2);
     turn.finish("end_turn");
+  });
+
+  it("tells when a turn is active: true at begin, false once it ended", async () => {
+    const turn = new Turn(async () => undefined);
+    tracker.begin(turn, "cm-1");
+    expect(activity).toEqual([true]);
+    tracker.onTurnFinished(finished("run-1"));
+    await turn.result;
+    expect(activity).toEqual([true, false]);
   });
 
   it("clears its timers when the turn ends", async () => {

@@ -91,3 +91,32 @@ it("docs/testing.md: an abort ends the turn as cancelled", async () => {
   expect(aborted).toBe(true);
   expect(result.text).toBe("");
 });
+
+it("docs/testing.md: an expect() that fails inside a script ends the turn as an error and makes close() reject with it", async () => {
+  const local = await startScriptedRuntime({
+    script: async (turn) => {
+      const result = await turn.callTool("get_weather", { city: "Paris" });
+      expect(result.toolReturn).toBe("raining in Paris"); // wrong on purpose
+    },
+  });
+  await using session = await createSession({
+    backend: { kind: "local", url: local.url },
+    agent: { create: { model: "scripted/test" } },
+    tools: [getWeather],
+  });
+  const result = await session.send("Weather in Paris?").result;
+  expect(result.stopReason).toBe("error");
+  expect(local.scriptErrors).toHaveLength(1);
+  await expect(local.close()).rejects.toThrow(/raining in Paris/);
+});
+
+it("docs/testing.md: turn.fail() is an error turn, not a script error", async () => {
+  runtime = await startScriptedRuntime({ script: (turn) => turn.fail("model exploded") });
+  await using session = await createSession({
+    backend: { kind: "local", url: runtime.url },
+    agent: { create: { model: "scripted/test" } },
+  });
+  const result = await session.send("go").result;
+  expect(result).toMatchObject({ stopReason: "error", error: "model exploded" });
+  expect(runtime.scriptErrors).toEqual([]);
+});

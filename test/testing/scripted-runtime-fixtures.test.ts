@@ -152,7 +152,11 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
         await turn.say("checking");
         const result = await turn.callTool("get_weather", { city: "Paris" });
         await turn.runBuiltinTool("Bash", { command: "ls" }, "a\nb");
-        if (turn.userText === "fail") throw new Error("scripted failure");
+        const subagent = turn.subagent({ description: "look around" });
+        await subagent.say("subagent here");
+        await subagent.runTool("Read", { file_path: "x" }, "contents");
+        await subagent.finish();
+        if (turn.userText === "fail") turn.fail("scripted failure");
         await turn.say(result.toolReturn);
       },
     });
@@ -162,14 +166,20 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
     const { runtime: scope } = await client.waitFor((frame) => frame.request_id === "rs-1");
     const answerApproval = (requestId: string, decision: Frame): void =>
       client.send({ type: "input", request_id: `ap-${requestId}`, runtime: scope, payload: { kind: "approval_response", request_id: requestId, decision } });
+    const answered = new Set<string>();
+    const nextApproval = async (): Promise<Frame> => {
+      const control = await client.waitFor((frame) => frame.type === "control_request" && !answered.has(frame.request_id));
+      answered.add(control.request_id);
+      return control;
+    };
     client.send(inputFrame("in-1", scope, "weather?"));
-    const first = await client.waitFor((frame) => frame.type === "control_request");
-    answerApproval(first.request_id, { behavior: "allow" });
+    answerApproval((await nextApproval()).request_id, { behavior: "allow" }); // get_weather
     const request = await client.waitFor((frame) => frame.type === "external_tool_call_request");
     client.send(inputFrame("in-2", scope, "fail"));
     client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "sunny" }] } });
-    const second = await client.waitFor((frame) => frame.type === "control_request" && frame.request_id !== first.request_id);
-    answerApproval(second.request_id, { behavior: "deny", message: "no" });
+    answerApproval((await nextApproval()).request_id, { behavior: "allow" }); // Bash: runs, streams its output
+    answerApproval((await nextApproval()).request_id, { behavior: "deny", message: "no" }); // get_weather of the second turn
+    answerApproval((await nextApproval()).request_id, { behavior: "deny", message: "no" }); // its Bash
     await client.waitFor((frame) => frame.type === "turn_finished" && frame.stop_reason === "error");
     client.send({ type: "sync", request_id: "sync-1", runtime: scope });
     client.send({ type: "abort_message", request_id: "ab-1", runtime: scope });
@@ -182,7 +192,7 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
       .map(({ frame, decoded }) => `${kindOf(frame)}: ${JSON.stringify(decoded)}`);
     expect(problems).toEqual([]);
     const kinds = new Set(client.frames.map(kindOf));
-    for (const kind of ["reasoning_message", "tool_call_message", "user_message", "error_message", "loop_error"]) {
+    for (const kind of ["reasoning_message", "tool_call_message", "tool_return_message", "user_message", "error_message", "loop_error"]) {
       expect(kinds.has(`inbound-stream_delta-${kind}`), kind).toBe(true);
     }
   });

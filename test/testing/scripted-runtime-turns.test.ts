@@ -64,7 +64,7 @@ describe("scripted runtime: abort, queue, errors", () => {
     expect(client.frames.some((frame) => frame.delta?.content?.[0]?.text === "never streamed")).toBe(false);
   });
 
-  it("queues a second input while a turn runs and runs it afterwards; a repeated client_message_id is not re-run", async () => {
+  it("queues a second input while a turn runs and runs it afterwards; a repeated input (same request_id and client_message_id) runs again, like the real runtime", async () => {
     const texts: string[] = [];
     let release: (() => void) | undefined;
     const server = await start({
@@ -82,30 +82,58 @@ describe("scripted runtime: abort, queue, errors", () => {
     expect(await client.waitFor((frame) => frame.request_id === "in-2")).toMatchObject({ accepted: true, disposition: "queued" });
     const queued = await client.waitFor((frame) => frame.type === "update_queue" && frame.queue.length === 1);
     expect(queued.queue[0]).toMatchObject({ client_message_id: "cm-in-2", kind: "message", source: "user", content: "second" });
-    client.send({ ...inputFrame("in-2", scope, "second"), request_id: "in-2-again" });
-    expect(await client.waitFor((frame) => frame.request_id === "in-2-again")).toMatchObject({ accepted: true, disposition: "queued" });
+    const mark = client.frames.length;
+    client.send(inputFrame("in-2", scope, "second")); // the very same frame again
+    expect(await client.waitFor((frame) => frame.request_id === "in-2", { from: mark })).toMatchObject({ accepted: true, disposition: "queued" });
     release?.();
-    const second = await client.waitFor((frame) => frame.type === "turn_finished" && frame.turn_id.startsWith("batch-") && !frame.turn_id.startsWith("batch-direct"));
-    expect(second.stop_reason).toBe("end_turn");
-    expect(texts).toEqual(["first", "second"]);
-    expect(client.frames.filter((frame) => frame.type === "turn_finished")).toHaveLength(2);
+    await client.waitFor(() => client.frames.filter((frame) => frame.type === "turn_finished").length === 3);
+    expect(texts).toEqual(["first", "second", "second"]);
+    expect(client.frames.filter((frame) => frame.type === "turn_finished").map((frame) => frame.stop_reason)).toEqual(["end_turn", "end_turn", "end_turn"]);
     expect(client.frames.find((frame) => frame.delta?.message_type === "user_message")?.delta).toMatchObject({ content: "second", otid: "cm-in-2" });
   });
 
-  it("reports a script that throws as an error turn", async () => {
+  it("turn.fail() ends the turn as an error turn, and is not a script error", async () => {
+    const server = await start({ script: (turn) => turn.fail("model exploded") });
+    const client = await connectClient(server.url);
+    const scope = await startRuntime(client, []);
+    client.send(inputFrame("in-1", scope, "go"));
+    const finished = await client.waitFor((frame) => frame.type === "turn_finished");
+    expect(finished).toMatchObject({ stop_reason: "error", error: "model exploded" });
+    const loopError = await client.waitFor((frame) => frame.delta?.message_type === "loop_error");
+    expect(loopError.delta).toMatchObject({ message: "model exploded", stop_reason: "error", is_terminal: true });
+    expect(client.frames.find((frame) => frame.delta?.message_type === "stop_reason")?.delta.stop_reason).toBe("error");
+    expect(server.scriptErrors).toEqual([]);
+    await expect(server.close()).resolves.toBeUndefined();
+  });
+
+  it("a script that throws (a failed expect()) ends its turn as an error turn and fails the test: close() rejects with it", async () => {
     const server = await start({
-      script: async () => {
-        throw new Error("script exploded");
+      script: async (turn) => {
+        expect(turn.userText, "the script's own assertion").toBe("something else");
       },
     });
     const client = await connectClient(server.url);
     const scope = await startRuntime(client, []);
     client.send(inputFrame("in-1", scope, "go"));
     const finished = await client.waitFor((frame) => frame.type === "turn_finished");
-    expect(finished).toMatchObject({ stop_reason: "error", error: "script exploded" });
-    const loopError = await client.waitFor((frame) => frame.delta?.message_type === "loop_error");
-    expect(loopError.delta).toMatchObject({ message: "script exploded", stop_reason: "error", is_terminal: true });
-    expect(client.frames.find((frame) => frame.delta?.message_type === "stop_reason")?.delta.stop_reason).toBe("error");
+    expect(finished).toMatchObject({ stop_reason: "error", error: expect.stringContaining("the script's own assertion") });
+    expect(server.scriptErrors).toHaveLength(1);
+    await expect(server.close()).rejects.toThrow(/the script's own assertion/);
+    runtime = undefined; // closed (and its rejection checked) here
+  });
+
+  it("several script errors: close() rejects with an AggregateError of all of them", async () => {
+    const server = await start({ script: (turn) => Promise.reject(new Error(`bug in ${turn.userText}`)) });
+    const client = await connectClient(server.url);
+    const scope = await startRuntime(client, []);
+    client.send(inputFrame("in-1", scope, "one"));
+    await client.waitFor((frame) => frame.type === "turn_finished");
+    client.send(inputFrame("in-2", scope, "two"));
+    await client.waitFor(() => client.frames.filter((frame) => frame.type === "turn_finished").length === 2);
+    const error = await server.close().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AggregateError);
+    expect((error as AggregateError).errors.map((inner: Error) => inner.message)).toEqual(["bug in one", "bug in two"]);
+    runtime = undefined;
   });
 });
 

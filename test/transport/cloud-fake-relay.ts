@@ -17,12 +17,19 @@ export interface RelaySocket {
   headers: IncomingMessage["headers"];
   /** Parsed JSON frames the SDK sent on this socket, in order. */
   received: Array<Record<string, unknown>>;
+  /** Protocol-level pings the SDK sent on this socket. */
+  protocolPings: number;
   closed: boolean;
 }
 
 export interface FakeRelayOptions {
   /** Answer `{"type":"ping"}` with `{"type":"pong"}` (on every channel, or on one only). Default true. */
   answerPings?: boolean | Channel;
+  /**
+   * Answer protocol-level pings with a pong (on every channel, or on one only). Default: the same
+   * as `answerPings` (a dead socket answers nothing).
+   */
+  answerProtocolPings?: boolean | Channel;
   /** Stamp pongs with a delivery `seq` (so a test can see the SDK read them: it acks). Default false. */
   pongSeq?: boolean;
   /** Refuse upgrades of this channel (or all) with this HTTP status. */
@@ -50,7 +57,7 @@ export class FakeStatusRelay {
       response.statusCode = 404;
       response.end();
     });
-    const wss = new WebSocketServer({ noServer: true });
+    const wss = new WebSocketServer({ noServer: true, autoPong: false });
     const relay = new FakeStatusRelay(server, wss, options);
     server.on("upgrade", (request, socket, head) => relay.#upgrade(request, socket as import("node:net").Socket, head));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -106,8 +113,13 @@ export class FakeStatusRelay {
     }
     const accept = () =>
       this.#wss.handleUpgrade(request, socket, head, (ws) => {
-        const entry: RelaySocket = { channel, socket: ws, url, headers: request.headers, received: [], closed: false };
+        const entry: RelaySocket = { channel, socket: ws, url, headers: request.headers, received: [], protocolPings: 0, closed: false };
         this.sockets.push(entry);
+        ws.on("ping", (data) => {
+          entry.protocolPings++;
+          const answer = this.options.answerProtocolPings ?? this.options.answerPings ?? true;
+          if (answer === true || answer === channel) ws.pong(data);
+        });
         ws.on("message", (data) => {
           let frame: Record<string, unknown>;
           try {

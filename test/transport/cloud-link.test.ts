@@ -220,11 +220,12 @@ describe("CloudLink: envelope rules", () => {
     expect(recorded.link.state).toBe("open");
   });
 
-  it("sends one debounced sync on control for a real event_seq gap (default window 1 s, debounce 250 ms)", async () => {
+  it("sends one debounced sync (recover_approvals: false) on control for a real event_seq gap during a turn (default window 1 s, debounce 250 ms)", async () => {
     const relay = await startRelay();
     const timers = new ManualTimers();
     const recorded = makeLink(relay, { timers });
     await recorded.link.connect();
+    recorded.link.setTurnActive(true);
     for (const eventSeq of [1, 2, 5]) relay.send("stream", queue({ event_seq: eventSeq })); // 3 and 4 are lost
     await waitFor(() => recorded.frames.length === 3, 2_000, "frames");
     timers.advance(999);
@@ -236,7 +237,7 @@ describe("CloudLink: envelope rules", () => {
     timers.advance(1);
     await waitFor(() => relay.receivedOf("control", "sync").length === 1, 2_000, "sync");
     expect(relay.receivedOf("control", "sync")).toEqual([
-      { type: "sync", runtime: { agent_id: "agent-1", conversation_id: "conv-1" }, recover_approvals: true, force_device_status: true },
+      { type: "sync", runtime: { agent_id: "agent-1", conversation_id: "conv-1" }, recover_approvals: false, force_device_status: true },
     ]);
     for (const eventSeq of [7, 9]) relay.send("stream", queue({ event_seq: eventSeq })); // more loss, inside the 5 s min interval
     await waitFor(() => recorded.frames.length === 5, 2_000, "more frames");
@@ -246,6 +247,35 @@ describe("CloudLink: envelope rules", () => {
     timers.advance(1_000); // 5 s after the first sync
     await waitFor(() => relay.receivedOf("control", "sync").length === 2, 2_000, "second sync");
     expect(relay.receivedOf("stream", "sync")).toEqual([]);
+  });
+
+  it("an idle link sends no gap sync; during a turn, holes that never fill are synced ever more rarely", async () => {
+    const relay = await startRelay();
+    const timers = new ManualTimers();
+    const recorded = makeLink(relay, { timers, pingIntervalMs: 0 });
+    await recorded.link.connect();
+    // Idle, behind a relay that filters by runtime: every other event_seq belongs to someone else.
+    let eventSeq = 1;
+    const holeEvery = async (seconds: number) => {
+      for (let second = 0; second < seconds; second++) {
+        relay.send("stream", queue({ event_seq: eventSeq }));
+        eventSeq += 2;
+        await waitFor(() => recorded.frames.length === (eventSeq - 1) / 2, 2_000, "frame");
+        timers.advance(1_000);
+      }
+    };
+    await holeEvery(30);
+    expect(recorded.link.deliveryStats.gapsDetected).toBeGreaterThan(20);
+    expect(relay.receivedOf("control", "sync")).toEqual([]);
+    // A turn starts: the same holes now ask for syncs, backed off 5, 10, 20, 40 s …
+    recorded.link.setTurnActive(true);
+    await holeEvery(80);
+    const syncs = relay.receivedOf("control", "sync").length;
+    expect(syncs).toBeGreaterThanOrEqual(3);
+    expect(syncs).toBeLessThanOrEqual(5); // not one per 5 s (16)
+    recorded.link.setTurnActive(false);
+    await holeEvery(30);
+    expect(relay.receivedOf("control", "sync")).toHaveLength(syncs);
   });
 
   it("does not mistake interleaving of control and stream for loss", async () => {

@@ -2,12 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { systemTimers } from "../../src/internal/timers.js";
 import { CloudSyncTrigger } from "../../src/transport/cloud-sync-trigger.js";
 
-function trigger(options: { debounceMs?: number; minIntervalMs?: number; open?: () => boolean } = {}) {
+function trigger(options: { debounceMs?: number; minIntervalMs?: number; maxIntervalMs?: number; open?: () => boolean } = {}) {
   const sentAt: number[] = [];
   const instance = new CloudSyncTrigger({
     timers: systemTimers,
     debounceMs: options.debounceMs,
     minIntervalMs: options.minIntervalMs,
+    maxIntervalMs: options.maxIntervalMs,
     send: () => {
       if (options.open && !options.open()) return false;
       sentAt.push(Date.now());
@@ -45,6 +46,27 @@ describe("CloudSyncTrigger", () => {
     expect(sentAt).toEqual([250]);
     vi.advanceTimersByTime(1);
     expect(sentAt).toEqual([250, 5_250]);
+  });
+
+  it("backs off while holes keep coming (5, 10, 20 … s, capped), and resetBackoff starts over", () => {
+    const { instance, sentAt } = trigger({ debounceMs: 0, minIntervalMs: 1_000, maxIntervalMs: 4_000 });
+    for (let index = 0; index < 6; index++) {
+      instance.request();
+      vi.advanceTimersByTime(10_000);
+    }
+    const gaps = sentAt.slice(1).map((at, index) => at - sentAt[index]!);
+    expect(gaps.slice(0, 3)).toEqual([10_000, 10_000, 10_000]); // requests 10 s apart are not held back
+    const burst = trigger({ debounceMs: 0, minIntervalMs: 1_000, maxIntervalMs: 4_000 });
+    for (let step = 0; step < 15_000; step += 100) {
+      burst.instance.request(); // a hole every 100 ms, forever (a relay that filters by runtime)
+      vi.advanceTimersByTime(100);
+    }
+    const spacing = burst.sentAt.slice(1).map((at, index) => at - burst.sentAt[index]!);
+    expect(spacing).toEqual([1_000, 2_000, 4_000, 4_000, 4_000]);
+    burst.instance.resetBackoff();
+    expect(burst.instance.intervalMs).toBe(1_000);
+    burst.instance.stop();
+    instance.stop();
   });
 
   it("markSent cancels a pending sync and restarts the interval", () => {

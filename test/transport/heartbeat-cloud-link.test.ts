@@ -30,23 +30,26 @@ async function setup(relayOptions: FakeRelayOptions, linkOptions: Partial<CloudL
 }
 
 describe("cloud link heartbeat (manual clock, real sockets)", () => {
-  it("detects a half-open stream socket exactly pingInterval + pongTimeout (30 s) after its last message, then reconnects", async () => {
+  it("detects a half-open stream socket that answered before exactly pingInterval + pongTimeout (30 s) after its last traffic, then reconnects", async () => {
     const timers = new ManualTimers();
-    const { relay, link, errors, reconnects } = await setup({ answerPings: "control", pongSeq: true }, { timers });
+    const { relay, link, errors, reconnects } = await setup({ pongSeq: true }, { timers });
     await link.connect(); // t = 0: both sockets count as alive
     const first = { control: relay.current("control"), stream: relay.current("stream") };
 
-    timers.advance(10_000);
-    await waitFor(() => first.stream.received.some((frame) => frame.type === "ping"), 2_000, "ping on stream");
+    timers.advance(10_000); // t = 10 s: first ping; both answer (so both are held to the deadline from now on)
     await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 1, 2_000, "control pong read");
-    timers.advance(10_000);
+    await waitFor(() => first.stream.received.filter((frame) => frame.type === "ack").length === 1, 2_000, "stream pong read");
+    relay.options.answerPings = "control"; // stream goes half-open: no JSON pong, no protocol pong
+    timers.advance(10_000); // t = 20 s: the ping that stream never answers arms its 20 s deadline
     await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 2, 2_000, "second control pong read");
-    timers.advance(9_999); // t = 29_999
+    timers.advance(10_000);
+    await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 3, 2_000, "third control pong read");
+    timers.advance(9_999); // t = 39_999
     await sleep(50);
     expect(link.state).toBe("open");
     expect(first.stream.closed || first.control.closed).toBe(false);
 
-    timers.advance(1); // t = 30_000
+    timers.advance(1); // t = 40_000: 30 s after stream's last traffic
     expect(link.state).toBe("reconnecting");
     await waitFor(() => first.stream.closed && first.control.closed, 2_000, "both sockets terminated");
     expect(errors.at(-1)?.code).toBe("CONNECTION_CLOSED");
@@ -56,6 +59,42 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     timers.advance(100); // the first retry is due within 50 ms
     await waitFor(() => reconnects() === 1, 2_000, "reconnected");
     expect(relay.controlConnections).toBe(2);
+  });
+
+  it("sends a protocol-level ping next to the JSON ping on both sockets", async () => {
+    const timers = new ManualTimers();
+    const { relay, link } = await setup({}, { timers });
+    await link.connect();
+    timers.advance(10_000);
+    const sockets = [relay.current("control"), relay.current("stream")];
+    await waitFor(() => sockets.every((socket) => socket.protocolPings === 1 && socket.received.some((frame) => frame.type === "ping")), 2_000, "both pings on both sockets");
+  });
+
+  it("keeps an idle link open when the relay answers protocol pings but never a JSON ping", async () => {
+    const timers = new ManualTimers();
+    const { relay, link, reconnects } = await setup({ answerPings: false, answerProtocolPings: true }, { timers });
+    await link.connect();
+    for (let tick = 1; tick <= 12; tick++) {
+      timers.advance(10_000);
+      await waitFor(() => relay.current("stream").protocolPings === tick && relay.current("control").protocolPings === tick, 2_000, `ping ${tick}`);
+      await sleep(10); // let the pongs come back
+    }
+    expect(link.state).toBe("open");
+    expect(reconnects()).toBe(0);
+    expect(relay.controlConnections).toBe(1);
+    expect(relay.receivedOf("control", "ping")).toHaveLength(12); // it kept asking; silence on JSON is not a verdict
+  });
+
+  it("gives a relay that answers no ping of any kind no deadline: an idle link stays open", async () => {
+    const timers = new ManualTimers();
+    const { relay, link } = await setup({ answerPings: false, answerProtocolPings: false }, { timers });
+    await link.connect();
+    for (let tick = 1; tick <= 6; tick++) {
+      timers.advance(10_000);
+      await waitFor(() => relay.current("control").protocolPings === tick, 2_000, `ping ${tick}`);
+    }
+    expect(link.state).toBe("open");
+    expect(relay.controlConnections).toBe(1);
   });
 
   it("keeps a link whose relay answers pings open indefinitely", async () => {
@@ -75,12 +114,15 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
 
 describe("cloud link heartbeat (real short timers)", () => {
   it("terminates a link whose relay stops answering within pingInterval + pongTimeout, and reconnects", async () => {
-    const { relay, link, errors, reconnects } = await setup({ answerPings: false }, { pingIntervalMs: 50, pongTimeoutMs: 100 });
+    const { relay, link, errors, reconnects } = await setup({}, { pingIntervalMs: 50, pongTimeoutMs: 100 });
     await link.connect();
-    const openedAt = Date.now();
+    await waitFor(() => relay.current("control").received.some((frame) => frame.type === "ping"), 2_000, "first ping answered");
+    await sleep(20);
+    relay.options.answerPings = false; // and protocol pings with it
+    const stoppedAt = Date.now();
     await waitFor(() => link.state === "reconnecting", 2_000, "watchdog verdict");
-    const detectedAfter = Date.now() - openedAt;
-    expect(detectedAfter).toBeGreaterThanOrEqual(140); // first ping at 50 ms + 100 ms deadline (timer slack allowed below)
+    const detectedAfter = Date.now() - stoppedAt;
+    expect(detectedAfter).toBeGreaterThanOrEqual(90); // the next ping within 50 ms + the 100 ms deadline (timer slack allowed below)
     expect(detectedAfter).toBeLessThan(1_000); // exact bounds are in the manual-clock test above; this one allows for a loaded machine
     expect(errors[0]?.message).toMatch(/half-open/);
     relay.options.answerPings = true;

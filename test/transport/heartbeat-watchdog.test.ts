@@ -4,12 +4,14 @@ import { HeartbeatWatchdog } from "../../src/transport/heartbeat-watchdog.js";
 
 type Channel = "control" | "stream";
 
-function watchdog(options: { pingIntervalMs?: number; pongTimeoutMs?: number } = {}) {
+/** Deadlines from the start unless told otherwise (most tests are about the deadline itself). */
+function watchdog(options: { pingIntervalMs?: number; pongTimeoutMs?: number; deadlineFromStart?: boolean } = {}) {
   const pings: Array<[Channel, number]> = [];
   const timeouts: Array<[Channel, number, number]> = [];
   const instance = new HeartbeatWatchdog<Channel>({
     channels: ["control", "stream"],
     timers: systemTimers,
+    deadlineFromStart: true,
     ...options,
     sendPing: (channel) => pings.push([channel, Date.now()]),
     onTimeout: (channel, silentForMs) => timeouts.push([channel, Date.now(), silentForMs]),
@@ -94,6 +96,34 @@ describe("HeartbeatWatchdog", () => {
     expect(noDeadline.pings).toHaveLength(200);
     expect(noDeadline.timeouts).toEqual([]);
     noDeadline.instance.stop();
+  });
+
+  it("gives a channel no deadline until it answered a ping once; from then on a silent one is dead", () => {
+    const { instance, timeouts } = watchdog({ pingIntervalMs: 100, pongTimeoutMs: 200, deadlineFromStart: false });
+    instance.start();
+    // Neither channel ever answers: a relay that does not answer pings. Idle, but not dead.
+    vi.advanceTimersByTime(5_000);
+    expect(timeouts).toEqual([]);
+    expect(instance.isAnswering("control")).toBe(false);
+    // control answers once (a JSON pong or a protocol pong), then goes silent.
+    instance.answered("control");
+    expect(instance.isAnswering("control")).toBe(true);
+    vi.advanceTimersByTime(299); // t=5_299: the ping at 5_100 armed a 200 ms deadline
+    expect(timeouts).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(timeouts).toEqual([["control", 5_300, 300]]);
+    expect(instance.running).toBe(false);
+  });
+
+  it("a restart forgets which channels answered", () => {
+    const { instance, timeouts } = watchdog({ pingIntervalMs: 100, pongTimeoutMs: 100, deadlineFromStart: false });
+    instance.start();
+    instance.answered("stream");
+    instance.start();
+    expect(instance.isAnswering("stream")).toBe(false);
+    vi.advanceTimersByTime(1_000);
+    expect(timeouts).toEqual([]);
+    instance.stop();
   });
 
   it("stop clears every timer, restart begins afresh", () => {

@@ -170,14 +170,14 @@ describe("LocalLink", () => {
 
   it("detects a half-open link by protocol pings and terminates it", async () => {
     const server = await startServer();
-    const link = track(new LocalLink({ url: server.url, pingIntervalMs: 50, reconnect: false }));
+    const link = track(new LocalLink({ url: server.url, pingIntervalMs: 50, pongTimeoutMs: 100, reconnect: false }));
     await link.connect();
     // Stop the server side from answering pings: pause the raw socket.
     (server.sockets[0] as unknown as { _socket: { pause(): void } })._socket.pause();
     const errors: string[] = [];
     link.on("error", (error) => errors.push(error.message));
     await waitFor(() => link.state === "closed", 2_000);
-    expect(errors.some((message) => message.includes("no pong"))).toBe(true);
+    expect(errors.some((message) => message.includes("presumed dead"))).toBe(true);
   });
 
   it("closes an oversize inbound frame's socket (1009) and reconnects", async () => {

@@ -118,6 +118,14 @@ describe("decodeFrame: known types are checked", () => {
     });
   });
 
+  it("reads listener_ready as the real listener sends it: a string generation and an attempt from 1", () => {
+    const ready = fixture("wire/inbound", "listener-ready") as Frame;
+    expect(decodeFrame(text(ready))).toMatchObject({ kind: "frame", frame: { connection_generation: expect.any(String), connection_attempt: 1 } });
+    expect(decodeFrame(text({ ...ready, connection_generation: 2 }))).toMatchObject({ kind: "invalid", error: expect.stringContaining("connection_generation") });
+    expect(decodeFrame(text({ ...ready, connection_attempt: 0 }))).toMatchObject({ kind: "invalid", error: expect.stringContaining("connection_attempt") });
+    expect(decodeFrame(text({ ...ready, connection_attempt: 1.5 }))).toMatchObject({ kind: "invalid" });
+  });
+
   it("reports a control_request with an unknown subtype as invalid (it cannot be answered)", () => {
     const frame = fixture("wire/inbound", "control-request") as Frame;
     frame.request = { subtype: "elicit", question: "?" };
