@@ -40,6 +40,8 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ["an isolated workspace on cloud", { ...base, workspace: "isolated", backend: cloud }, /options\.workspace: "isolated" applies to the local backend only/],
     ["a canUseTool that is not a function", { ...base, canUseTool: "allow" }, /options\.canUseTool: must be a function/],
     ["a signal that is not an AbortSignal", { ...base, signal: { aborted: false } }, /options\.signal: must be an AbortSignal/],
-    ["a replay cache of zero entries", { ...base, replayCache: { maxEntries: 0 } }, /options\.replayCache\.maxEntries: must be > 0/],
+    ["a call cache of zero entries", { ...base, callLimits: { maxCachedCalls: 0 } }, /options\.callLimits\.maxCachedCalls: must be > 0/],
+    ["an unknown call limit", { ...base, callLimits: { maxCachd: 5 } }, /options\.callLimits\.maxCachd/],
+    ["a fractional maxConcurrentCalls", { ...base, maxConcurrentCalls: 2.5 }, /options\.maxConcurrentCalls: must be an integer/],
   ];
 }
