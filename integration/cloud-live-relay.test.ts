@@ -71,7 +71,11 @@ describe("cloud backend through the reference relay and the real listener (paire
     expect(errors.some((line) => line.startsWith("NOT_FOUND") && line.includes("start a new session"))).toBe(true);
     expect(() => session.send("anything")).toThrow();
     await session.close();
-    await expect.poll(async () => (await stack.connectionId().catch(() => before)) !== before, { timeout: 20_000 }).toBe(true);
+    // Registered again, and connected (an environment whose listener is offline is listed without a connection id).
+    await expect.poll(async () => {
+      const now = await stack.connectionId().catch(() => null);
+      return now !== null && now !== before;
+    }, { timeout: 20_000 }).toBe(true);
     await stack.listener.waitUntilConnected({ occurrence: 2, timeoutMs: 20_000 });
     const fresh = await createSession(cloudOptions(stack, { tools: [tool] }));
     try {

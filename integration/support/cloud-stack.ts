@@ -19,6 +19,7 @@ export interface CloudStack {
   /** POST a relay test hook (`close-listener`, `drop-sdk-sockets`). */
   hook(name: "close-listener" | "drop-sdk-sockets", body: Record<string, unknown>): Promise<unknown>;
   /** The environment's current connection id. */
+  /** The environment's connection id; rejects while it is not registered or its listener is offline. */
   connectionId(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -50,9 +51,10 @@ export async function startCloudStack(options: { listenerMode: "paired" | "singl
       },
       async connectionId() {
         const response = await fetch(`${relayUrl}/v1/environments`, { headers: authorization });
-        const body = (await response.json()) as { connections: Array<{ connectionId: string; connectionName: string }> };
+        const body = (await response.json()) as { connections: Array<{ connectionId: string | null; connectionName: string }> };
         const match = body.connections.find((connection) => connection.connectionName === options.envName);
         if (!match) throw new Error(`environment ${options.envName} is not registered`);
+        if (match.connectionId === null) throw new Error(`environment ${options.envName} is registered but its listener is offline`);
         return match.connectionId;
       },
       async stop() {
