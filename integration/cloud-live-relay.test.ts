@@ -29,7 +29,7 @@ function ledgerTool(path: string, options: { delayMs?: number; timeoutMs?: numbe
   return defineTool({
     name: "ledger_append",
     description: "Append one row to the ledger",
-    input: z.object({ row: z.string().describe("The row to append") }),
+    inputSchema: z.object({ row: z.string().describe("The row to append") }),
     timeoutMs: options.timeoutMs,
     async execute({ row }) {
       appendFileSync(path, `${row}\n`);

@@ -43,7 +43,7 @@ async function measureSdk(count: number): Promise<ScaleMeasurement> {
   const hang = defineTool({
     name: "hang",
     description: "Never answers until aborted",
-    input: z.object({}),
+    inputSchema: z.object({}),
     execute: async (_input, { signal }) => {
       const result = await hangUntilAborted(signal);
       settledHandlers++;

@@ -7,7 +7,7 @@ import type {
   ExecutionOutcome,
   PreflightOutcome,
   ToolCallResponseBody,
-  ToolHints,
+  ToolAnnotations,
   InputIssue,
   WireContentBlock,
 } from "./outcome-shapes.js";
@@ -39,8 +39,8 @@ export type CallOutcomeKind = CallOutcome["kind"];
 export interface ResponseForOutcomeOptions {
   /** The tool's name as the runtime asked for it. */
   toolName: string;
-  /** The tool's hints; decide whether a timeout is safe to retry. Default `{}`. */
-  hints?: ToolHints;
+  /** The tool's annotations; decide whether a timeout is safe to retry. Default `{}`. */
+  annotations?: ToolAnnotations;
 }
 
 /** At most this many input issues are listed; the rest are counted. */
@@ -73,7 +73,7 @@ export function responseForOutcome(outcome: CallOutcome, options: ResponseForOut
         },
       };
     case "timeout": {
-      const safe = options.hints?.readOnly === true || options.hints?.idempotent === true;
+      const safe = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
       const advice = safe
         ? " It has no side effects; it is safe to retry."
         : " It may have applied its effects: inspect state before retrying.";

@@ -5,7 +5,7 @@ import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import type { CallKey } from "./call-key.js";
 import type { CallOutcome } from "./call-outcome.js";
-import type { ToolCallResponseBody, ToolHints } from "./outcome-shapes.js";
+import type { ToolCallResponseBody, ToolAnnotations } from "./outcome-shapes.js";
 import type { ReplayCacheOptions } from "./replay-cache.js";
 
 /** Default reconnect grace window: 30 s. */
@@ -47,7 +47,7 @@ export interface CallRequest {
   /** Deadline of the run, in ms (clamped to 0 ... {@link MAX_TIMER_DELAY_MS}). */
   timeoutMs: number;
   /** Decide the advice in a timeout response. Default `{}` (may have side effects). */
-  hints?: ToolHints;
+  annotations?: ToolAnnotations;
   /**
    * The caller's signal (session-level). When it fires, the call settles as
    * `cancelled` and the callback's signal is aborted with this signal's own

@@ -152,8 +152,8 @@ export class CallTable {
 
   #start(keyId: string, request: CallRequest): void {
     const timeoutMs = clampTimeoutMs(request.timeoutMs);
-    const { key, toolName, hints, requestId } = request;
-    const call = createRunningCall({ key, keyId, toolName, hints, requestId, startedAt: this.#timers.now() });
+    const { key, toolName, annotations, requestId } = request;
+    const call = createRunningCall({ key, keyId, toolName, annotations, requestId, startedAt: this.#timers.now() });
     this.#running.set(keyId, call);
     const callerSignal = request.signal;
     if (callerSignal?.aborted === true) return this.#callerAborted(call, callerSignal);
@@ -183,7 +183,7 @@ export class CallTable {
     call.settled = true;
     this.#cleanup(call);
     const settledAt = this.#timers.now();
-    const response = responseForOutcome(outcome, { toolName: call.toolName, hints: call.hints });
+    const response = responseForOutcome(outcome, { toolName: call.toolName, annotations: call.annotations });
     // A `disconnected` outcome is held like any other: if the link comes back with
     // `redeliver` (the runtime kept the call), the runtime gets "outcome unknown"
     // at once instead of waiting out its own 5-minute timeout.

@@ -4,13 +4,13 @@
  */
 import type { TimerHandle } from "../internal/timers.js";
 import type { CallKey } from "./call-key.js";
-import type { ToolHints } from "./outcome-shapes.js";
+import type { ToolAnnotations } from "./outcome-shapes.js";
 
 export interface RunningCall {
   readonly key: CallKey;
   readonly keyId: string;
   readonly toolName: string;
-  readonly hints: ToolHints | undefined;
+  readonly annotations: ToolAnnotations | undefined;
   /** `Timers.now()` when the call started. */
   readonly startedAt: number;
   /** Its signal is the callback's signal. */
@@ -29,7 +29,7 @@ export interface RunningCallInit {
   key: CallKey;
   keyId: string;
   toolName: string;
-  hints: ToolHints | undefined;
+  annotations: ToolAnnotations | undefined;
   requestId: string;
   startedAt: number;
 }
@@ -39,7 +39,7 @@ export function createRunningCall(init: RunningCallInit): RunningCall {
     key: init.key,
     keyId: init.keyId,
     toolName: init.toolName,
-    hints: init.hints,
+    annotations: init.annotations,
     startedAt: init.startedAt,
     controller: new AbortController(),
     waiters: new Map([[init.requestId, true]]),

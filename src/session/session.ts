@@ -46,11 +46,11 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#parts = parts;
     this.#link = parts.link;
     this.#tracker = new RequestTracker(parts.link, parts.timers);
-    this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, parts.requestTimeoutMs);
+    this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, () => parts.tools.wireGroups(), parts.requestTimeoutMs);
     const options = parts.options;
     this.#dispatcher = new ToolCallDispatcher({
       link: parts.link,
-      registry: parts.registry,
+      registry: parts.tools,
       events: this,
       timers: parts.timers,
       runtime: () => this.#runtime,
@@ -61,7 +61,7 @@ export class Session extends EventEmitter<SessionEvents> {
       replayCache: options.replayCache,
     });
     this.#approvals = new ApprovalResponder({
-      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      isClientTool: (name) => parts.tools.get(name) !== undefined,
       canUseTool: options.canUseTool,
       runtime: () => this.#runtime,
       send: (frame) => this.#link.send(frame),
@@ -71,7 +71,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#turns = new TurnTracker({
       timers: parts.timers,
       runtime: () => this.#runtime,
-      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      isClientTool: (name) => parts.tools.get(name) !== undefined,
       pendingCalls: () => this.#dispatcher.table.pendingCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
       resendInput: () => {
@@ -90,6 +90,9 @@ export class Session extends EventEmitter<SessionEvents> {
         this.#link.send({ type: "external_tool_call_response", request_id: frame.requestId, error: `Invalid external_tool_call_request: ${error}` });
       }
     });
+    // HOOK (tool sources): a source's changed tools are re-registered with the runtime.
+    parts.tools.onChange(() => void this.#onToolsChanged());
+    parts.tools.onError((error) => this.emit("error", error));
     const signal = options.signal;
     if (signal) {
       const onAbort = () => void this.close();
@@ -301,6 +304,18 @@ export class Session extends EventEmitter<SessionEvents> {
     }
     if (state === "reconnecting" && previous === "open") this.#dispatcher.table.linkDown();
     if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
+  }
+
+  /** HOOK (tool sources): send the new tool set; without a runtime or an open link, the next runtime_start carries it. */
+  async #onToolsChanged(): Promise<void> {
+    const runtime = this.#runtime;
+    if (this.#closing || runtime === undefined || this.#link.state !== "open") return;
+    try {
+      await this.#registration.reassertTools(runtime);
+      this.emit("tools-change", { names: this.#parts.tools.names() });
+    } catch (error) {
+      this.emit("error", asToolrelayError(error));
+    }
   }
 
   async #onReconnected(): Promise<void> {

@@ -2,7 +2,7 @@ import type { EventEmitter } from "eventemitter3";
 import { CallTable, type CallKey, type CallOutcome } from "../calls/index.js";
 import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
-import { executeTool, prepareToolCall, type ToolRegistry } from "../tools/index.js";
+import { executeTool, prepareToolCall, type ToolLookup } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ExternalToolCallRequestFrame, RuntimeScope } from "../wire/index.js";
 import { scopeOf } from "./runtime-scope-of.js";
@@ -10,7 +10,7 @@ import type { SessionEvents } from "./session-events.js";
 
 export interface ToolCallDispatcherOptions {
   link: RuntimeLink;
-  registry: ToolRegistry;
+  registry: ToolLookup;
   events: EventEmitter<SessionEvents>;
   timers: Timers;
   /** The session's runtime, used when a request names none. */
@@ -75,7 +75,7 @@ export class ToolCallDispatcher {
       key,
       toolName: frame.tool_name,
       timeoutMs: tool?.timeoutMs ?? this.#options.toolTimeoutMs,
-      hints: tool?.hints,
+      annotations: tool?.annotations,
       run: (signal) => this.#run(frame, key, signal),
     });
     if (disposition !== "started") {
@@ -89,7 +89,7 @@ export class ToolCallDispatcher {
   }
 
   async #run(frame: ExternalToolCallRequestFrame, key: CallKey, signal: AbortSignal): Promise<CallOutcome> {
-    const prepared = prepareToolCall(
+    const prepared = await prepareToolCall(
       this.#options.registry,
       { toolName: frame.tool_name, input: frame.input },
       { maxInputBytes: this.#options.maxInputBytes },

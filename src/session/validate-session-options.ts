@@ -30,7 +30,7 @@ export function validateSessionOptions(options: SessionOptions): void {
   if (conversation !== undefined && (typeof conversation !== "string" || conversation.trim() === "")) {
     fail('options.conversation must be "new", "default" or a conversation id');
   }
-  if (options.tools !== undefined && !Array.isArray(options.tools)) fail("options.tools must be an array of tools made with defineTool");
+  if (options.tools !== undefined && !Array.isArray(options.tools)) fail("options.tools must be an array of tools made with defineTool() or mcpTools()");
   checkPositive("options.toolTimeoutMs", options.toolTimeoutMs);
   checkPositive("options.maxInputBytes", options.maxInputBytes);
   checkPositive("options.maxResultChars", options.maxResultChars);

@@ -1,12 +1,13 @@
 /**
  * Preflight of one tool call, before any callback runs: is there such a tool,
- * is the input within the size limit, does it pass the tool's schema. Pure
- * and synchronous; refusals are outcomes, never exceptions.
+ * is the input within the size limit, does it pass the tool's schema. Pure,
+ * and synchronous whenever the tool's validator is (only an async Standard
+ * Schema makes it a promise); refusals are outcomes, never exceptions.
  */
 import { ToolrelayError } from "../errors.js";
 import type { ClientTool } from "./define-tool.js";
-import type { ToolRegistry } from "./tool-registry.js";
-import { validateToolInput, type InputIssue } from "./validate-tool-input.js";
+import type { InputIssue, InputValidation } from "./input-issues.js";
+import type { ToolLookup } from "./tool-registry.js";
 
 /** Default of `maxInputBytes`: 1 MiB. */
 export const DEFAULT_MAX_INPUT_BYTES = 1_048_576;
@@ -40,10 +41,10 @@ export type PreparedToolCall = { ok: true; tool: ClientTool; input: unknown } | 
  * invalid `maxInputBytes` (`ToolrelayError("INVALID_OPTIONS")`).
  */
 export function prepareToolCall(
-  registry: ToolRegistry,
+  registry: ToolLookup,
   request: ToolCallRequest,
   options: PrepareToolCallOptions = {},
-): PreparedToolCall {
+): PreparedToolCall | Promise<PreparedToolCall> {
   const limit = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new ToolrelayError("INVALID_OPTIONS", `maxInputBytes must be a positive integer, got ${String(limit)}`);
@@ -54,9 +55,17 @@ export function prepareToolCall(
   }
   const bytes = request.inputBytes ?? jsonByteLength(request.input);
   if (bytes > limit) return { ok: false, outcome: { kind: "input-too-large", bytes, limit } };
-  const validation = validateToolInput(tool.input, request.input);
+  const validation = tool.validateInput(request.input);
+  return isPromiseLike(validation) ? validation.then((settled) => prepared(tool, settled)) : prepared(tool, validation);
+}
+
+function prepared(tool: ClientTool, validation: InputValidation): PreparedToolCall {
   if (!validation.ok) return { ok: false, outcome: { kind: "invalid-input", issues: validation.issues } };
   return { ok: true, tool, input: validation.value };
+}
+
+function isPromiseLike(value: InputValidation | Promise<InputValidation>): value is Promise<InputValidation> {
+  return typeof (value as { then?: unknown }).then === "function";
 }
 
 /** UTF-8 byte length of `JSON.stringify(value)`; 0 when it has no JSON form. */

@@ -7,7 +7,7 @@ import {
 } from "../../src/calls/index.js";
 import { toolCallResponseBodySchema } from "../../src/wire/index.js";
 
-const respond = (outcome: CallOutcome, hints = {}) => responseForOutcome(outcome, { toolName: "write_file", hints });
+const respond = (outcome: CallOutcome, annotations = {}) => responseForOutcome(outcome, { toolName: "write_file", annotations });
 const textOf = (body: ReturnType<typeof respond>): string => {
   if (!("result" in body)) throw new Error("expected a result");
   const block = body.result.content[0];
@@ -81,8 +81,8 @@ describe("responseForOutcome", () => {
   });
 
   it("timeout of a tool with effects → may have applied its effects", () => {
-    for (const hints of [{}, { destructive: true }, { readOnly: false, idempotent: false }]) {
-      expect(respond({ kind: "timeout", timeoutMs: 60_000 }, hints)).toEqual({
+    for (const annotations of [{}, { destructiveHint: true }, { readOnlyHint: false, idempotentHint: false }]) {
+      expect(respond({ kind: "timeout", timeoutMs: 60_000 }, annotations)).toEqual({
         result: {
           is_error: true,
           content: [
@@ -94,8 +94,8 @@ describe("responseForOutcome", () => {
   });
 
   it("timeout of a readOnly or idempotent tool → safe to retry", () => {
-    for (const hints of [{ readOnly: true }, { idempotent: true }]) {
-      expect(textOf(respond({ kind: "timeout", timeoutMs: 5 }, hints))).toBe(
+    for (const annotations of [{ readOnlyHint: true }, { idempotentHint: true }]) {
+      expect(textOf(respond({ kind: "timeout", timeoutMs: 5 }, annotations))).toBe(
         "Tool write_file timed out after 5 ms. It has no side effects; it is safe to retry.",
       );
     }

@@ -112,7 +112,7 @@ describe("CallTable settlement", () => {
 
     it("says a readOnly tool is safe to retry", () => {
       const { table, frames } = createHarness();
-      table.request({ requestId: "r1", key: callKey("t1"), toolName: "read", timeoutMs: 5, hints: { readOnly: true }, run: deferredRun().run });
+      table.request({ requestId: "r1", key: callKey("t1"), toolName: "read", timeoutMs: 5, annotations: { readOnlyHint: true }, run: deferredRun().run });
       vi.advanceTimersByTime(5);
       expect(JSON.stringify(frames[0]?.response)).toContain("It has no side effects; it is safe to retry.");
     });

@@ -6,7 +6,7 @@ function registryWith(execute = vi.fn(() => "ran")) {
   const order = defineTool({
     name: "place_order",
     description: "Places an order",
-    input: z.object({
+    inputSchema: z.object({
       city: z.string(),
       quantity: z.number().int().min(1).default(1),
       items: z.array(z.object({ name: z.string(), notes: z.string().optional() })),
@@ -14,7 +14,7 @@ function registryWith(execute = vi.fn(() => "ran")) {
     }),
     execute,
   });
-  const ping = defineTool({ name: "ping", description: "Ping", input: z.object({}), execute: () => "pong" });
+  const ping = defineTool({ name: "ping", description: "Ping", inputSchema: z.object({}), execute: () => "pong" });
   return { registry: new ToolRegistry([order, ping]), execute };
 }
 
@@ -99,8 +99,8 @@ describe("prepareToolCall", () => {
   });
 
   it("lets the schema alone decide: unknown keys reach a strict schema, which refuses them", () => {
-    const strict = defineTool({ name: "strict", description: "d", input: z.strictObject({ a: z.string() }), execute: () => "" });
-    const loose = defineTool({ name: "loose", description: "d", input: z.looseObject({ a: z.string() }), execute: () => "" });
+    const strict = defineTool({ name: "strict", description: "d", inputSchema: z.strictObject({ a: z.string() }), execute: () => "" });
+    const loose = defineTool({ name: "loose", description: "d", inputSchema: z.looseObject({ a: z.string() }), execute: () => "" });
     const registry = new ToolRegistry([strict, loose]);
     expect(prepareToolCall(registry, { toolName: "strict", input: { a: "x", b: 1 } })).toMatchObject({
       ok: false,
@@ -116,7 +116,7 @@ describe("prepareToolCall", () => {
     const asyncCheck = defineTool({
       name: "async_check",
       description: "d",
-      input: z.object({ a: z.string() }).refine(async () => true),
+      inputSchema: z.object({ a: z.string() }).refine(async () => true),
       execute: () => "",
     });
     const prepared = prepareToolCall(new ToolRegistry([asyncCheck]), { toolName: "async_check", input: { a: "x" } });
