@@ -41,7 +41,9 @@ export type ToolrelayErrorCode =
   /** The named cloud environment, agent or conversation does not exist. */
   | "NOT_FOUND"
   /** An event listener of the caller (or of the session on a link) threw; the link stayed up. */
-  | "LISTENER_FAILED";
+  | "LISTENER_FAILED"
+  /** A tool source (an MCP server) failed to start or list its tools, or stopped; its tools answer an error. */
+  | "TOOL_SOURCE_FAILED";
 
 export interface ToolrelayErrorOptions {
   cause?: unknown;

@@ -31,7 +31,9 @@ export class SessionTools implements ToolLookup {
   #open: OpenToolSource[] = [];
   #registry: ToolRegistry;
   #listeners: Array<(registry: ToolRegistry) => void> = [];
-  #onError: (error: ToolrelayError) => void = () => undefined;
+  #onError: ((error: ToolrelayError) => void) | undefined;
+  /** Errors reported before anyone listened (between open() and the session's start). */
+  #pendingErrors: ToolrelayError[] = [];
   #closed = false;
 
   /**
@@ -94,7 +96,10 @@ export class SessionTools implements ToolLookup {
       await this.close();
       throw error;
     }
-    for (const source of opened) source.onToolsChanged(() => this.#rebuild());
+    for (const source of opened) {
+      source.onToolsChanged(() => this.#rebuild());
+      source.onError?.((error) => this.#report(error));
+    }
   }
 
   /** Calls `listener` with the new registry after a source's tools changed. */
@@ -105,6 +110,7 @@ export class SessionTools implements ToolLookup {
   /** Where a tool set that cannot be built (two tools with one name) is reported; the previous set stays. */
   onError(listener: (error: ToolrelayError) => void): void {
     this.#onError = listener;
+    for (const error of this.#pendingErrors.splice(0)) listener(error);
   }
 
   /** Close every source (in parallel). Idempotent; never rejects. */
@@ -124,7 +130,7 @@ export class SessionTools implements ToolLookup {
     try {
       registry = this.#build();
     } catch (error) {
-      this.#onError(
+      this.#report(
         error instanceof ToolrelayError
           ? error
           : new ToolrelayError("INVALID_TOOL_DEFINITION", "the changed tool set cannot be built", { cause: error }),
@@ -133,5 +139,11 @@ export class SessionTools implements ToolLookup {
     }
     this.#registry = registry;
     for (const listener of this.#listeners) listener(registry);
+  }
+
+  #report(error: ToolrelayError): void {
+    if (this.#closed) return;
+    if (this.#onError) this.#onError(error);
+    else this.#pendingErrors.push(error);
   }
 }

@@ -27,6 +27,8 @@ export interface OpenToolSource {
   readonly tools: readonly ClientTool[];
   /** Calls `listener` after `tools` changed (e.g. on MCP's `notifications/tools/list_changed`). */
   onToolsChanged(listener: () => void): void;
+  /** Calls `listener` when the source fails after it opened (a server that exited); the session emits it as an `error` event. */
+  onError?(listener: (error: ToolrelayError) => void): void;
   /** Stop: end connections and child processes. Never rejects. */
   close(): Promise<void>;
 }
