@@ -7,8 +7,14 @@
  * that a bad tool fails at startup and not in the middle of a turn.
  */
 import { ToolrelayError } from "../errors.js";
-import type { InputValidation } from "./input-issues.js";
-import { resolveToolInput, type JsonSchemaObject, type ToolInputKind, type ToolInputOf, type ToolInputSchema } from "./tool-input-schema.js";
+import {
+  resolveToolInput,
+  type InputValidationOf,
+  type JsonSchemaObject,
+  type ToolInputKind,
+  type ToolInputOf,
+  type ToolInputSchema,
+} from "./tool-input-schema.js";
 import type { ToolJsonSchema } from "./tool-json-schema.js";
 import type { ToolReturnValue } from "./tool-result.js";
 
@@ -126,7 +132,7 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
    * schema is (zod, JSON Schema, a synchronous Standard Schema); never throws,
    * and a returned promise never rejects.
    */
-  validateInput(input: unknown): InputValidation | Promise<InputValidation>;
+  validateInput(input: unknown): InputValidationOf<TSchema>;
   execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
 }
 
@@ -194,7 +200,7 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
     jsonSchema: resolved.jsonSchema,
     annotations: checkedAnnotations,
     timeoutMs,
-    validateInput: resolved.validateInput,
+    validateInput: resolved.validateInput as (input: unknown) => InputValidationOf<TSchema>,
     execute,
   };
   Object.defineProperty(tool, clientToolBrand, { value: true });

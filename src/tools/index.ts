@@ -16,6 +16,7 @@ export {
 export {
   isZodSchema,
   resolveToolInput,
+  type InputValidationOf,
   type JsonSchemaObject,
   type ResolvedToolInput,
   type ToolInputKind,

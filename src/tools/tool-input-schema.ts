@@ -39,6 +39,17 @@ export type ToolInputOf<TSchema> = TSchema extends z.ZodType
     ? StandardSchemaV1.InferOutput<TSchema>
     : Record<string, unknown>;
 
+/**
+ * What `validateInput` returns for a schema: always synchronous for zod and
+ * JSON Schema; for a Standard Schema, a promise when the library validates
+ * asynchronously.
+ */
+export type InputValidationOf<TSchema> = TSchema extends z.ZodType
+  ? InputValidation
+  : TSchema extends StandardSchemaV1
+    ? InputValidation | Promise<InputValidation>
+    : InputValidation;
+
 /** Which kind an `inputSchema` is. */
 export type ToolInputKind = "zod" | "standard-schema" | "json-schema";
 
