@@ -6,9 +6,11 @@
  * called).
  */
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
+import { tool } from "ai";
+import { z } from "zod";
 import * as v from "valibot";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createSession, defineTool, type Session, type SessionOptions } from "../src/index.js";
+import { createSession, defineTool, fromAiSdkTools, type Session, type SessionOptions } from "../src/index.js";
 import type { OutboundFrame } from "../src/wire/index.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
@@ -196,6 +198,29 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
     await session.send("ship it properly").result;
     expect(lastToolResult(next)).toBe("shipping to Oslo by economy");
     expect(shipped).toEqual([{ destination: { city: "Oslo", country: "NO" }, weightKg: 2, speed: "economy" }]);
+  });
+
+  it("a Vercel AI SDK tool (the real `ai` package) through fromAiSdkTools: offered with its schema, called, its output read by the model", async () => {
+    const tools = fromAiSdkTools({
+      convert_currency: tool({
+        description: "Converts an amount between currencies",
+        inputSchema: z.object({ amount: z.number().positive().describe("How much"), to: z.enum(["EUR", "NOK"]).describe("Target currency") }),
+        execute: async ({ amount, to }) => ({ amount: amount * 2, currency: to }),
+      }),
+    });
+    model.setScript(callOnce("convert_currency", { amount: 21, to: "NOK" }));
+    const session = await open({ tools });
+    const from = model.requests.length;
+    await session.send("convert 21 to NOK").result;
+    expect(offeredParameters(from, "convert_currency")).toEqual({
+      type: "object",
+      properties: {
+        amount: { type: "number", exclusiveMinimum: 0, description: "How much" },
+        to: { type: "string", enum: ["EUR", "NOK"], description: "Target currency" },
+      },
+      required: ["amount", "to"],
+    });
+    expect(JSON.parse(lastToolResult(from))).toEqual({ amount: 42, currency: "NOK" });
   });
 
   it("registers timeout_ms (the tool's own, or the session default, clamped); 0.32.18 still offers and calls the tool", async () => {

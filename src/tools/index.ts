@@ -54,3 +54,4 @@ export {
 } from "./prepare-tool-call.js";
 export { executeTool, type ExecuteToolOptions, type ExecutionOutcome } from "./execute-tool.js";
 export { defineToolSource, isToolSource, type OpenToolSource, type ToolSource } from "./tool-source.js";
+export { fromAiSdkTools, type AiSdkToolLike, type FromAiSdkToolsOptions } from "./ai-sdk-tools.js";
