@@ -8,12 +8,12 @@
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { tool } from "ai";
 import { z } from "zod";
-import * as v from "valibot";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createSession, defineTool, fromAiSdkTools, type Session, type SessionOptions } from "../src/index.js";
 import type { OutboundFrame } from "../src/wire/index.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
+import { orderJsonSchema as orderSchema, shipmentValibot as shipment } from "../test/fixtures/tool-schemas.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 
 let model: ScriptedModelServer;
@@ -57,50 +57,6 @@ function lastToolResult(from: number): string {
 function offeredParameters(from: number, name: string): Record<string, unknown> {
   return model.requests[from]!.tools.find((tool) => tool.function.name === name)!.function.parameters as Record<string, unknown>;
 }
-
-const orderSchema = {
-  type: "object",
-  description: "An order to place",
-  properties: {
-    customer: {
-      type: "object",
-      description: "Who orders",
-      properties: {
-        name: { type: "string", minLength: 1, maxLength: 80, description: "Full name" },
-        tier: { type: "string", enum: ["free", "pro", "enterprise"], default: "free", description: "Price tier" },
-      },
-      required: ["name"],
-      additionalProperties: false,
-    },
-    items: {
-      type: "array",
-      minItems: 1,
-      maxItems: 3,
-      description: "What to ship",
-      items: {
-        type: "object",
-        properties: {
-          sku: { type: "string", pattern: "^[A-Z]{3}-\\d{3}$", description: "Stock keeping unit, e.g. ABC-123" },
-          quantity: { type: "integer", minimum: 1, maximum: 10, default: 1 },
-        },
-        required: ["sku", "quantity"],
-      },
-    },
-  },
-  required: ["customer", "items"],
-} as const;
-
-const shipment = v.object({
-  destination: v.pipe(
-    v.object({
-      city: v.pipe(v.string(), v.minLength(1), v.maxLength(60), v.description("City to ship to")),
-      country: v.pipe(v.picklist(["NO", "SE", "DK"]), v.description("ISO country code")),
-    }),
-    v.description("Where the parcel goes"),
-  ),
-  weightKg: v.pipe(v.number(), v.minValue(0.1), v.maxValue(30), v.description("Weight in kilograms")),
-  speed: v.optional(v.picklist(["economy", "express"]), "economy"),
-});
 
 describe("JSON Schema and valibot tools against the real app-server", () => {
   it("a JSON Schema tool: the offered schema is the tool's, every keyword kept; bad input refused with the failing paths", async () => {

@@ -18,7 +18,8 @@ import { Validator } from "@cfworker/json-schema";
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { z } from "zod";
-import { compileJsonSchemaValidator, defineTool, type JsonSchemaObject } from "../../src/tools/index.js";
+import { compileJsonSchemaValidator, defineTool } from "../../src/tools/index.js";
+import { orderJsonSchema } from "../../test/fixtures/tool-schemas.js";
 import type { Log, ResultRow, SuiteResult } from "../harness/report-types.js";
 import { ratio, rotate, summarize } from "../harness/stats.js";
 
@@ -31,50 +32,23 @@ export interface SchemaValidationConfig {
 export const fullSchemaValidationConfig: SchemaValidationConfig = { rounds: 15, callsPerRound: 20_000, compilesPerRound: 200 };
 export const quickSchemaValidationConfig: SchemaValidationConfig = { rounds: 2, callsPerRound: 200, compilesPerRound: 5 };
 
-const orderJsonSchema = {
-  type: "object",
-  properties: {
-    customer: {
-      type: "object",
-      properties: {
-        name: { type: "string", minLength: 1, maxLength: 80 },
-        tier: { type: "string", enum: ["free", "pro", "enterprise"] },
-      },
-      required: ["name"],
-      additionalProperties: false,
-    },
-    items: {
-      type: "array",
-      minItems: 1,
-      maxItems: 3,
-      items: {
-        type: "object",
-        properties: { sku: { type: "string", pattern: "^[A-Z]{3}-\\d{3}$" }, quantity: { type: "integer", minimum: 1, maximum: 10 } },
-        required: ["sku", "quantity"],
-      },
-    },
-    note: { type: "string", maxLength: 200 },
-  },
-  required: ["customer", "items"],
-} as const satisfies JsonSchemaObject;
-
 const orderZod = z.object({
-  customer: z.strictObject({ name: z.string().min(1).max(80), tier: z.enum(["free", "pro", "enterprise"]).optional() }),
-  items: z.array(z.object({ sku: z.string().regex(/^[A-Z]{3}-\d{3}$/), quantity: z.number().int().min(1).max(10) })).min(1).max(3),
-  note: z.string().max(200).optional(),
+  customer: z.strictObject({ name: z.string().min(1).max(80), tier: z.enum(["free", "pro", "enterprise"]).default("free") }),
+  items: z.array(z.object({ sku: z.string().regex(/^[A-Z]{3}-\d{3}$/), quantity: z.number().int().min(1).max(10).default(1) })).min(1).max(3),
+  "gift note": z.string().max(20).optional(),
 });
 
 const orderValibot = v.object({
-  customer: v.strictObject({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(80)), tier: v.optional(v.picklist(["free", "pro", "enterprise"])) }),
+  customer: v.strictObject({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(80)), tier: v.optional(v.picklist(["free", "pro", "enterprise"]), "free") }),
   items: v.pipe(
-    v.array(v.object({ sku: v.pipe(v.string(), v.regex(/^[A-Z]{3}-\d{3}$/)), quantity: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10)) })),
+    v.array(v.object({ sku: v.pipe(v.string(), v.regex(/^[A-Z]{3}-\d{3}$/)), quantity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10)), 1) })),
     v.minLength(1),
     v.maxLength(3),
   ),
-  note: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  "gift note": v.optional(v.pipe(v.string(), v.maxLength(20))),
 });
 
-const validInput = { customer: { name: "Ada Lovelace", tier: "pro" }, items: [{ sku: "ABC-123", quantity: 2 }, { sku: "XYZ-999", quantity: 1 }], note: "ring twice" };
+const validInput = { customer: { name: "Ada Lovelace", tier: "pro" }, items: [{ sku: "ABC-123", quantity: 2 }, { sku: "XYZ-999", quantity: 1 }], "gift note": "ring twice" };
 const invalidInput = { customer: { tier: "gold", nickname: "x" }, items: [{ sku: "abc", quantity: 0 }] };
 
 type Check = (input: unknown) => unknown;

@@ -4,35 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { defineTool, type JsonSchemaObject } from "../../src/tools/index.js";
+import { orderJsonSchema } from "../fixtures/tool-schemas.js";
 
-const orderSchema = {
-  $schema: "https://json-schema.org/draft/2020-12/schema",
-  type: "object",
-  description: "An order to place",
-  properties: {
-    customer: {
-      type: "object",
-      properties: {
-        name: { type: "string", minLength: 1, maxLength: 80, description: "Full name" },
-        tier: { type: "string", enum: ["free", "pro", "enterprise"], default: "free" },
-      },
-      required: ["name"],
-      additionalProperties: false,
-    },
-    items: {
-      type: "array",
-      minItems: 1,
-      maxItems: 3,
-      items: {
-        type: "object",
-        properties: { sku: { type: "string", pattern: "^[A-Z]{3}-\\d{3}$" }, quantity: { type: "integer", minimum: 1, maximum: 10 } },
-        required: ["sku", "quantity"],
-      },
-    },
-    "gift note": { type: "string", maxLength: 20 },
-  },
-  required: ["customer", "items"],
-} as const satisfies JsonSchemaObject;
+const orderSchema = { $schema: "https://json-schema.org/draft/2020-12/schema", ...orderJsonSchema } as const satisfies JsonSchemaObject;
 
 const good = { customer: { name: "Ada", tier: "pro" }, items: [{ sku: "ABC-123", quantity: 2 }] };
 

@@ -8,15 +8,9 @@ import { toJsonSchema, toStandardJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { defineTool } from "../../src/tools/index.js";
+import { shipmentValibot } from "../fixtures/tool-schemas.js";
 
-const shipment = v.object({
-  destination: v.object({
-    city: v.pipe(v.string(), v.minLength(1), v.maxLength(60), v.description("City to ship to")),
-    country: v.pipe(v.picklist(["NO", "SE", "DK"]), v.description("ISO country code")),
-  }),
-  weightKg: v.pipe(v.number(), v.minValue(0.1), v.maxValue(30), v.description("Weight in kilograms")),
-  speed: v.optional(v.picklist(["economy", "express"]), "economy"),
-});
+const shipment = shipmentValibot;
 
 describe("a Standard Schema inputSchema", () => {
   it("valibot through toStandardJsonSchema: advertised from its converter (2020-12), validated by valibot, defaults applied", () => {
@@ -32,6 +26,7 @@ describe("a Standard Schema inputSchema", () => {
       properties: {
         destination: {
           type: "object",
+          description: "Where the parcel goes",
           properties: {
             city: { type: "string", minLength: 1, maxLength: 60, description: "City to ship to" },
             country: { enum: ["NO", "SE", "DK"], type: "string", description: "ISO country code" },
