@@ -69,7 +69,7 @@ export class McpConnection implements OpenToolSource {
       connection.#tools = await connection.#listTools({ timeout: remaining(), signal });
       return connection;
     } catch (error) {
-      const reason = connection.#down ?? (error instanceof Error ? error.message : String(error));
+      const reason = connection.#exitDescription() ?? (error instanceof Error ? error.message : String(error));
       await connection.close();
       if (error instanceof ToolrelayError) throw error;
       throw new ToolrelayError("TOOL_SOURCE_FAILED", `${connection.label} did not start: ${reason}${connection.#stderrNote()}`, {
@@ -182,10 +182,16 @@ export class McpConnection implements OpenToolSource {
     });
   }
 
+  /** `exited with code 3`, `was killed by SIGKILL`, or `undefined` while the child runs (or for HTTP). */
+  #exitDescription(): string | undefined {
+    const exit = this.#transport instanceof McpStdioTransport ? this.#transport.exit : undefined;
+    if (!exit) return undefined;
+    return exit.signal ? `it was killed by ${exit.signal}` : `it exited with code ${String(exit.code)}`;
+  }
+
   #markDown(): void {
     if (this.#down !== undefined || this.#closing) return;
-    const exit = this.#transport instanceof McpStdioTransport ? this.#transport.exit : undefined;
-    const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`) : "closed the connection";
+    const how = this.#exitDescription()?.replace(/^it /, "") ?? "closed the connection";
     // The model reads this; the server's stderr goes to the session's error event only.
     this.#down = `${this.label} ${how}; its tools cannot be called in this session.`;
     this.#report(new ToolrelayError("TOOL_SOURCE_FAILED", `${this.#down}${this.#stderrNote()}`, { details: this.#details() }));
