@@ -72,7 +72,7 @@ export class McpConnection implements OpenToolSource {
       const reason = connection.#exitDescription() ?? (error instanceof Error ? error.message : String(error));
       await connection.close();
       if (error instanceof ToolrelayError) throw error;
-      throw new ToolrelayError("TOOL_SOURCE_FAILED", `${connection.label} did not start: ${reason}${connection.#stderrNote()}`, {
+      throw new ToolrelayError("TOOL_SOURCE_FAILED", `${connection.label} did not start: ${reason.replace(/\.$/, "")}.${connection.#stderrNote()}`, {
         cause: error,
         details: connection.#details(),
       });
