@@ -7,6 +7,7 @@ export default defineConfig({
     "relay/index": "src/relay/index.ts",
     "relay/bin": "src/relay/bin.ts",
     "acp/index": "src/acp/index.ts",
+    "mcp/index": "src/mcp/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

@@ -14,8 +14,8 @@ import { createSession, defineTool, type BackendOptions } from "toolrelay";
 const openFiles = defineTool({
   name: "list_open_files",
   description: "The files the user has open in this application",
-  input: z.object({ limit: z.number().int().min(1).max(50).default(10).describe("How many files to list") }),
-  hints: { readOnly: true },
+  inputSchema: z.object({ limit: z.number().int().min(1).max(50).default(10).describe("How many files to list") }),
+  annotations: { readOnlyHint: true },
   timeoutMs: 5_000,
   execute: ({ limit }) => ["src/index.ts", "README.md", "package.json"].slice(0, limit),
 });

@@ -15,8 +15,8 @@ import { startScriptedRuntime } from "toolrelay/testing";
 const weather = defineTool({
   name: "get_weather",
   description: "Current weather for a city",
-  input: z.object({ city: z.string().describe("City name, e.g. Paris") }),
-  hints: { readOnly: true },
+  inputSchema: z.object({ city: z.string().describe("City name, e.g. Paris") }),
+  annotations: { readOnlyHint: true },
   async execute({ city }, { toolCallId }) {
     console.log(`  [tool] get_weather ran in process ${process.pid} for ${JSON.stringify(city)} (call ${toolCallId})`);
     return `sunny and 21 °C in ${city}`;

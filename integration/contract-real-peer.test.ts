@@ -47,7 +47,7 @@ describe("the contract against the real app-server", () => {
     const readFile = defineTool({
       name: "read_file",
       description: "Reads a file",
-      input: z.object({ path: z.string() }),
+      inputSchema: z.object({ path: z.string() }),
       execute: ({ path }) => {
         reads.push(path);
         return `contents of ${path}`;
@@ -80,7 +80,7 @@ describe("the contract against the real app-server", () => {
   }, 90_000);
 
   it("a thrown string reaches the model marked as a failure of the named tool, unlike a returned one", async () => {
-    const thrower = defineTool({ name: "flaky", description: "Fails", input: z.object({}), execute: () => { throw "boom"; } });
+    const thrower = defineTool({ name: "flaky", description: "Fails", inputSchema: z.object({}), execute: () => { throw "boom"; } });
     model.setScript((request: ModelRequest) =>
       request.lastMessage?.role === "tool" ? { text: "noted" } : { text: "Trying.", toolCalls: [{ name: "flaky", arguments: {} }] },
     );

@@ -50,11 +50,11 @@ function callOnce(name: string, args: Record<string, unknown>) {
 const weather = defineTool({
   name: "get_weather",
   description: "Current weather for a city",
-  input: z.object({
+  inputSchema: z.object({
     city: z.string().min(1).describe("City name, e.g. Paris"),
     unit: z.enum(["celsius", "fahrenheit"]).default("celsius").describe("Temperature unit"),
   }),
-  hints: { readOnly: true },
+  annotations: { readOnlyHint: true },
   execute: ({ city, unit }) => `sunny and 21 degrees ${unit} in ${city}`,
 });
 
@@ -85,7 +85,7 @@ describe("local backend against the real Letta Code app-server", () => {
     const failing = defineTool({
       name: "read_config",
       description: "Reads the config",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: () => {
         throw new Error("config file is locked");
       },
@@ -105,7 +105,7 @@ describe("local backend against the real Letta Code app-server", () => {
     const counter = defineTool({
       name: "add_items",
       description: "Adds items",
-      input: z.object({ count: z.number().int().describe("How many") }),
+      inputSchema: z.object({ count: z.number().int().describe("How many") }),
       execute: () => `added ${++calls}`,
     });
     model.setScript(callOnce("add_items", { count: "three" }));
@@ -154,7 +154,7 @@ describe("local backend against the real Letta Code app-server", () => {
     const slow = defineTool({
       name: "deploy",
       description: "Deploys (slowly)",
-      input: z.object({}),
+      inputSchema: z.object({}),
       timeoutMs: 500,
       execute: (_input, { signal }) =>
         new Promise((resolve) => {
@@ -185,7 +185,7 @@ describe("local backend against the real Letta Code app-server", () => {
       defineTool({
         name: "whoami",
         description: "Which session answers",
-        input: z.object({ caller: z.string() }),
+        inputSchema: z.object({ caller: z.string() }),
         execute: async ({ caller }) => {
           await new Promise((resolve) => setTimeout(resolve, delayMs));
           return `${name} answered ${caller}`;
@@ -208,7 +208,7 @@ describe("local backend against the real Letta Code app-server", () => {
     const hang = defineTool({
       name: "long_job",
       description: "Runs until aborted",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: (_input, { signal }) =>
         new Promise((resolve) => {
           entered();

@@ -50,7 +50,10 @@ export type ToolrelayErrorCode =
    */
   | "INPUT_UNCONFIRMED"
   /** A bug in toolrelay (an error it did not expect). The `cause` has the original; please report it. */
-  | "INTERNAL";
+  | "INTERNAL"
+  /** A tool source (an MCP server) failed to start or list its tools, or stopped; its tools answer an error. */
+  | "TOOL_SOURCE_FAILED";
+
 
 export interface ToolrelayErrorOptions {
   cause?: unknown;

@@ -19,8 +19,25 @@ export type { ApprovalRequest, ApprovalDecision } from "./session/approval-respo
 export type { LocalBackendOptions } from "./backends/local-backend.js";
 export type { CloudBackendOptions } from "./backends/cloud-backend.js";
 export type { SpawnLettaServerOptions } from "./backends/spawn-letta-server.js";
-export { defineTool, textResult, errorResult } from "./tools/index.js";
-export type { ClientTool, ToolDefinition, ToolHints, ToolCallContext, ToolResult, ToolReturnValue } from "./tools/index.js";
+export { defineTool, fromAiSdkTools, textResult, errorResult } from "./tools/index.js";
+export type {
+  ClientTool,
+  ToolDefinition,
+  ToolAnnotations,
+  ToolCallContext,
+  ToolResult,
+  ToolReturnValue,
+  ToolInputSchema,
+  ToolInputOf,
+  JsonSchemaObject,
+  InputIssue,
+  InputValidation,
+  ToolSource,
+  OpenToolSource,
+  AiSdkToolLike,
+  FromAiSdkToolsOptions,
+} from "./tools/index.js";
+export { defineToolSource } from "./tools/index.js";
 export type { CallOutcome, CallKey } from "./calls/index.js";
 export { ToolCallAbortError } from "./calls/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";

@@ -87,8 +87,8 @@ function spin(micros: number): void {
 export const noopTool = defineTool({
   name: "noop",
   description: "Does nothing and answers ok",
-  input: z.object({}),
-  hints: { readOnly: true },
+  inputSchema: z.object({}),
+  annotations: { readOnlyHint: true },
   execute: (input) => noop(input),
 });
 
@@ -121,7 +121,7 @@ export async function startSdkMcpClient(url: string, label = "toolrelay+mcp"): P
   const forwarding = defineTool({
     name: "noop",
     description: "Does nothing and answers ok (through an MCP server)",
-    input: z.object({}),
+    inputSchema: z.object({}),
     execute: async (input, { signal }) => {
       const result = await mcp.callTool({ name: "noop", arguments: input }, undefined, { signal });
       const content = result.content as Array<{ type: string; text?: string }>;

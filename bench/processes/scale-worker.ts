@@ -43,7 +43,7 @@ async function measureSdk(count: number, readsSignal: boolean): Promise<ScaleMea
   const hang = defineTool({
     name: "hang",
     description: "Never answers until aborted",
-    input: z.object({}),
+    inputSchema: z.object({}),
     execute: readsSignal
       ? async (_input, { signal }) => {
           const result = await hangUntilAborted(signal);

@@ -19,8 +19,8 @@ const { createSession, defineTool } = await import("../harness/sdk.js");
 const { BenchLink, toolCallRequestText } = await import("../harness/bench-link.js");
 const { hangUntilAborted, noopTool } = await import("../harness/clients.js");
 
-const hang = defineTool({ name: "hang", description: "Never answers until aborted", input: z.object({}), execute: (_input, { signal }) => hangUntilAborted(signal) });
-const ignore = defineTool({ name: "ignore", description: "Never answers", input: z.object({}), execute: () => new Promise<string>(() => undefined) });
+const hang = defineTool({ name: "hang", description: "Never answers until aborted", inputSchema: z.object({}), execute: (_input, { signal }) => hangUntilAborted(signal) });
+const ignore = defineTool({ name: "ignore", description: "Never answers", inputSchema: z.object({}), execute: () => new Promise<string>(() => undefined) });
 const link = new BenchLink();
 const session = await createSession({ backend: { kind: "link", link }, agent: { id: "agent-bench" }, tools: [noopTool, hang, ignore], maxConcurrentCalls: calls + 1 });
 for (let n = 0; n < 2_000; n++) link.receive(toolCallRequestText(n, "noop"));

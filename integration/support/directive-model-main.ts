@@ -4,6 +4,7 @@
  * directives in the user's message:
  *
  *   CALL <tool_name> <json arguments>     (one per line, called in order, one per model response)
+ *   DESCRIBE <tool_name>                  (the final answer adds `offered <name>: <the tool as offered, JSON>`)
  *
  * After the last directive's result it answers `done: <every tool result, joined by " | ">`.
  * A message without directives is answered `pong`. Prints `Model listening on <url>`.
@@ -31,11 +32,15 @@ function resultsSinceUser(request: ModelRequest): string[] {
 const server = await startScriptedModelServer({
   script: (request) => {
     const wanted = directives(request.lastUserText);
-    if (wanted.length === 0) return { text: "pong" };
+    if (wanted.length === 0 && !/^\s*DESCRIBE\s/m.test(request.lastUserText)) return { text: "pong" };
     const results = resultsSinceUser(request);
     const next = wanted[results.length];
     if (next) return results.length === 0 ? { text: "Working on it.", toolCalls: [next] } : { toolCalls: [next] };
-    return { text: `done: ${results.join(" | ")}` };
+    const described = [...request.lastUserText.matchAll(/^\s*DESCRIBE\s+([A-Za-z0-9_-]+)\s*$/gm)].map((match) => {
+      const offered = request.tools.find((tool) => tool.function.name === match[1]);
+      return `\noffered ${match[1]}: ${offered ? JSON.stringify(offered.function) : "(not offered)"}`;
+    });
+    return { text: `done: ${results.join(" | ")}${described.join("")}` };
   },
 });
 process.stdout.write(`Model listening on ${server.url} handle ${server.modelHandle}\n`);

@@ -32,7 +32,7 @@ export function ledgerTool(path: string, options: { delayMs?: number; timeoutMs?
   return defineTool({
     name: "ledger_append",
     description: "Append one row to the ledger",
-    input: z.object({ row: z.string().describe("The row to append") }),
+    inputSchema: z.object({ row: z.string().describe("The row to append") }),
     timeoutMs: options.timeoutMs,
     async execute({ row }) {
       appendFileSync(path, `${row}\n`);

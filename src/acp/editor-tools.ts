@@ -67,17 +67,16 @@ function readEditorBuffer(options: EditorToolsOptions): ClientTool {
   const channel = options.channel!;
   return defineTool({
     name: "read_editor_buffer",
-    label: "Read editor buffer",
     description:
       "Read a text file through the user's editor, including unsaved changes in its open buffers (prefer this over reading " +
       "from disk). Returns the text and a hash of the whole buffer; pass that hash as expected_hash to write_via_editor. " +
       `Paths must be absolute and inside the workspace (${options.roots.describe()}).`,
-    input: z.object({
+    inputSchema: z.object({
       path: pathSchema(options.roots),
       line: z.number().int().min(1).optional().describe("First line to show, 1-based. Default 1."),
       limit: z.number().int().min(1).optional().describe("Most lines to show. Default: to the end of the buffer."),
     }),
-    hints: { readOnly: true },
+    annotations: { title: "Read editor buffer", readOnlyHint: true, openWorldHint: false },
     ...(options.toolTimeoutMs !== undefined ? { timeoutMs: options.toolTimeoutMs } : {}),
     async execute({ path, line, limit }, { signal }) {
       const text = await channel.readTextFile(path, { signal });
@@ -105,13 +104,12 @@ function writeViaEditor(options: EditorToolsOptions): ClientTool {
   const canRead = channel.capabilities.readTextFile;
   return defineTool({
     name: "write_via_editor",
-    label: "Write through editor",
     description:
       "Replace the whole text of a file through the user's editor: the change lands in the editor's buffer, the editor " +
       "saves it. Pass expected_hash (from read_editor_buffer) so that the write is refused when the user changed the " +
       "buffer since you read it; without it, the buffer is overwritten, unsaved edits included. " +
       `Paths must be absolute and inside the workspace (${options.roots.describe()}).`,
-    input: z.object({
+    inputSchema: z.object({
       path: pathSchema(options.roots),
       content: z.string().describe("The new, complete text of the file."),
       expected_hash: z
@@ -120,7 +118,7 @@ function writeViaEditor(options: EditorToolsOptions): ClientTool {
         .optional()
         .describe("The hash read_editor_buffer returned for this file. The write is refused if the buffer changed since."),
     }),
-    hints: { destructive: true },
+    annotations: { title: "Write through editor", destructiveHint: true, openWorldHint: false },
     ...(options.toolTimeoutMs !== undefined ? { timeoutMs: options.toolTimeoutMs } : {}),
     async execute({ path, content, expected_hash: expected }, { signal }) {
       if (expected !== undefined) {

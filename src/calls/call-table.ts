@@ -8,7 +8,7 @@
  * that does not go out is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, preflightToolCall, validateToolInput, type ClientTool, type InputValidation, type ToolCallContext } from "../tools/index.js";
+import { executeTool, preflightToolCall, type ClientTool, type InputValidation, type ToolCallContext } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
@@ -179,7 +179,7 @@ export class CallTable {
     const { tool } = request;
     const refused = preflightToolCall(tool, request, this.limits.maxInputBytes);
     if (refused !== undefined || tool === undefined) return this.#settle(record, refused!);
-    const validation: InputValidation | Promise<InputValidation> = validateToolInput(tool.input, request.input);
+    const validation: InputValidation | Promise<InputValidation> = tool.validateInput(request.input);
     if (!(validation instanceof Promise)) return this.#execute(record, tool, validation);
     const failed = (error: unknown): InputValidation => ({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] });
     validation.then((checked) => this.#execute(record, tool, checked), (error: unknown) => this.#execute(record, tool, failed(error)));
@@ -218,9 +218,10 @@ export class CallTable {
     record.state = "settled";
     record.outcome = outcome;
     record.settledAt = this.#now();
-    const hints = record.tool?.hints;
+    const annotations = record.tool?.annotations;
     record.tool = undefined;
-    this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry: hints?.readOnly === true || hints?.idempotent === true }));
+    const safeToRetry = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
+    this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
     if (abortReason !== undefined) record.abort(abortReason);
     this.#report("end", record);

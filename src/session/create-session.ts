@@ -2,11 +2,11 @@ import { createLocalBackend } from "../backends/local-backend.js";
 import { createCloudLink } from "../backends/cloud-backend.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
-import { ToolRegistry } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
+import { SessionTools } from "./session-tools.js";
 import type { SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
 import { validateSessionOptions } from "./session-options-schema.js";
@@ -23,12 +23,16 @@ import { validateSessionOptions } from "./session-options-schema.js";
 export async function createSession(options: SessionOptions): Promise<Session> {
   validateSessionOptions(options);
   const timers = options.timers ?? systemTimers;
-  const registry = new ToolRegistry(options.tools ?? []);
+  const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
+  const tools = new SessionTools(options.tools ?? [], toolTimeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
   const dispose = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   try {
+    // HOOK (tool sources): MCP servers start before anything else and are closed with the session.
+    cleanups.push(() => tools.close());
+    await tools.open(options.signal ?? new AbortController().signal);
     let workspace: IsolatedWorkspace | undefined;
     let cwd: string | undefined;
     if (options.workspace === "isolated") {
@@ -58,7 +62,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 
     const session = new Session({
       link,
-      registry,
+      tools,
       timers,
       options,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
@@ -74,7 +78,6 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       startInput: {
         agent: options.agent,
         conversation: options.conversation ?? "new",
-        tools: registry.toWireGroups(),
         mode: options.mode,
         cwd,
         clientInfo: options.clientInfo ?? { name: "toolrelay" },

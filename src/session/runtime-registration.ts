@@ -1,7 +1,7 @@
 import { ToolrelayError } from "../errors.js";
 import { nextRequestId } from "../internal/request-id.js";
 import type { RequestTracker } from "../transport/request-tracker.js";
-import type { RuntimeScope } from "../wire/index.js";
+import type { ExternalToolsGroup, RuntimeScope } from "../wire/index.js";
 import { scopeOf } from "./runtime-scope-of.js";
 import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-frame.js";
 
@@ -12,18 +12,21 @@ import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-
  */
 export class RuntimeRegistration {
   #tracker: RequestTracker;
-  #input: Omit<RuntimeStartInput, "runtime">;
+  #input: Omit<RuntimeStartInput, "runtime" | "tools">;
+  /** The current tool set, read at every send (it changes when a tool source's tools do). */
+  #tools: () => ExternalToolsGroup[];
   #timeoutMs: number;
 
-  constructor(tracker: RequestTracker, input: Omit<RuntimeStartInput, "runtime">, timeoutMs: number) {
+  constructor(tracker: RequestTracker, input: Omit<RuntimeStartInput, "runtime" | "tools">, tools: () => ExternalToolsGroup[], timeoutMs: number) {
     this.#tracker = tracker;
     this.#input = input;
+    this.#tools = tools;
     this.#timeoutMs = timeoutMs;
   }
 
   /** `runtime_start` for a new runtime (`known` undefined) or the known one again; resolves with the runtime's scope. */
   async start(known: RuntimeScope | undefined): Promise<RuntimeScope> {
-    const frame = buildRuntimeStartFrame({ ...this.#input, runtime: known });
+    const frame = buildRuntimeStartFrame({ ...this.#input, tools: this.#tools(), runtime: known });
     const response = await this.#tracker.request(frame, { responseType: "runtime_start_response", timeoutMs: this.#timeoutMs });
     if (!response.success || !response.runtime) {
       throw new ToolrelayError("REQUEST_FAILED", `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
@@ -33,13 +36,13 @@ export class RuntimeRegistration {
     return scopeOf(response.runtime)!;
   }
 
-  /** Replace this runtime's tools with the full set again (another controller may have replaced them). */
+  /** Replace this runtime's tools with the full current set (another controller may have replaced them, or a tool source changed). */
   async reassertTools(runtime: RuntimeScope): Promise<void> {
     const response = await this.#tracker.request(
       {
         type: "runtime_external_tools_update",
         request_id: nextRequestId("tools-update"),
-        updates: [{ runtimes: [runtime], external_tools: this.#input.tools }],
+        updates: [{ runtimes: [runtime], external_tools: this.#tools() }],
       },
       { responseType: "runtime_external_tools_update_response", timeoutMs: this.#timeoutMs },
     );

@@ -80,6 +80,12 @@ export interface ConnectionStateChangeEvent {
   previous: LinkState;
 }
 
+/** The session's tool set changed (a tool source such as an MCP server changed its tools) and the runtime confirmed the new set. */
+export interface ToolsChangeEvent {
+  /** Every client tool name of the session now, in registration order. */
+  names: string[];
+}
+
 export interface SessionEvents {
   "tool-call-start": [event: ToolCallStartEvent];
   "tool-call-end": [event: ToolCallEndEvent];
@@ -90,6 +96,7 @@ export interface SessionEvents {
   "tool-call-refused": [event: ToolCallRefusedEvent];
   "foreign-frame": [event: ForeignFrameEvent];
   "connection-state-change": [event: ConnectionStateChangeEvent];
+  "tools-change": [event: ToolsChangeEvent];
   /** Problems the session handled itself (a dropped link, an invalid frame, a failing callback). Never thrown. */
   error: [error: ToolrelayError];
 }

@@ -2,7 +2,7 @@ import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
-import type { ClientTool } from "../tools/index.js";
+import type { ClientTool, ToolSource } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js";
 
@@ -35,8 +35,12 @@ export interface SessionOptions {
    * conversation, any other string is an existing conversation id. Default `"new"`.
    */
   conversation?: "new" | "default" | (string & {});
-  /** Client tools: they run in this process whenever the agent calls them. Default `[]`. */
-  tools?: readonly ClientTool[];
+  /**
+   * Client tools: they run in this process whenever the agent calls them.
+   * Tools made with `defineTool`, and tool sources such as `mcpTools(...)`
+   * from `toolrelay/mcp` (started with the session, closed with it). Default `[]`.
+   */
+  tools?: readonly (ClientTool | ToolSource)[];
   /**
    * The runtime's permission mode. Default: not sent (the runtime's own default,
    * `unrestricted`). Whatever the mode, the session allows its own client tools.

@@ -1,9 +1,9 @@
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
-import type { ToolRegistry } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import type { RuntimeStartInput } from "./runtime-start-frame.js";
+import type { SessionTools } from "./session-tools.js";
 import type { SessionOptions } from "./session-options.js";
 
 /** A user message: plain text, or letta message content parts. */
@@ -17,10 +17,11 @@ export interface SendOptions {
 /** @internal What createSession hands to the session. */
 export interface SessionParts {
   link: RuntimeLink;
-  registry: ToolRegistry;
+  /** The tool set (plain tools and open tool sources); its registry is the current one. */
+  tools: SessionTools;
   timers: Timers;
   options: SessionOptions;
-  startInput: Omit<RuntimeStartInput, "runtime">;
+  startInput: Omit<RuntimeStartInput, "runtime" | "tools">;
   requestTimeoutMs: number;
   /** The call table's bounds, resolved from the options once. */
   callLimits: Partial<CallLimits>;

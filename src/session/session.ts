@@ -49,19 +49,19 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#parts = parts;
     this.#link = parts.link;
     this.#tracker = new RequestTracker(parts.link, parts.timers);
-    this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, parts.requestTimeoutMs);
+    this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, () => parts.tools.wireGroups(), parts.requestTimeoutMs);
     const options = parts.options;
     this.#own = new OwnRuntime(parts.expectedRuntime);
     this.#dispatcher = new ToolCallDispatcher({
       link: parts.link,
-      registry: () => parts.registry,
+      registry: () => parts.tools,
       own: this.#own,
       events: this,
       timers: parts.timers,
       limits: parts.callLimits,
     });
     this.#approvals = new ApprovalResponder({
-      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      isClientTool: (name) => parts.tools.get(name) !== undefined,
       canUseTool: options.canUseTool,
       own: this.#own,
       onForeign: (frame, scope) => {
@@ -75,7 +75,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#turns = new TurnTracker({
       timers: parts.timers,
       runtime: () => this.#own.scope,
-      isClientTool: (name) => parts.registry.get(name) !== undefined,
+      isClientTool: (name) => parts.tools.get(name) !== undefined,
       pendingCalls: () => this.#dispatcher.table.runningCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
       onActiveChange: (active) => this.#link.setTurnActive?.(active),
@@ -92,6 +92,9 @@ export class Session extends EventEmitter<SessionEvents> {
         this.#link.send({ type: "external_tool_call_response", request_id: frame.requestId, error: `Invalid external_tool_call_request: ${error}` });
       }
     });
+    // HOOK (tool sources): a source's changed tools are re-registered with the runtime.
+    parts.tools.onChange(() => void this.#onToolsChanged());
+    parts.tools.onError((error) => this.emit("error", error));
     const signal = options.signal;
     if (signal) {
       const onAbort = () => void this.close();
@@ -301,6 +304,18 @@ export class Session extends EventEmitter<SessionEvents> {
       const lost = new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn");
       this.#turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
       this.#tracker.rejectAll(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost"));
+    }
+  }
+
+  /** HOOK (tool sources): send the new tool set; without a runtime or an open link, the next runtime_start carries it. */
+  async #onToolsChanged(): Promise<void> {
+    const runtime = this.#own.scope;
+    if (this.#closing || runtime === undefined || this.#link.state !== "open") return;
+    try {
+      await this.#registration.reassertTools(runtime);
+      this.emit("tools-change", { names: this.#parts.tools.names() });
+    } catch (error) {
+      this.emit("error", asToolrelayError(error));
     }
   }
 

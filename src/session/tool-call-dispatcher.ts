@@ -9,7 +9,7 @@
 import type { EventEmitter } from "eventemitter3";
 import { CallTable, canonicalJson, inputDigest, type CallLimits, type CallRecord, type CallTableOutput } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
-import type { ToolRegistry } from "../tools/index.js";
+import type { ToolLookup } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ExternalToolCallRequestFrame, ToolCallResponseBody } from "../wire/index.js";
 import type { OwnRuntime } from "./own-runtime.js";
@@ -17,8 +17,8 @@ import type { SessionEvents } from "./session-events.js";
 
 export interface ToolCallDispatcherOptions {
   link: RuntimeLink;
-  /** The session's current tools. */
-  registry(): ToolRegistry;
+  /** The session's current tools (re-registered when a tool source changes). */
+  registry(): ToolLookup;
   own: OwnRuntime;
   events: EventEmitter<SessionEvents>;
   timers: Timers;

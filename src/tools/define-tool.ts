@@ -1,33 +1,52 @@
 /**
  * `defineTool`: declare a client tool — a function the agent can call that
- * runs in this process. An identity-style helper: the `input` zod schema drives
- * the type of `execute`'s first argument, and the definition is checked once,
- * here, so that a bad tool fails at startup and not in the middle of a turn.
+ * runs in this process — in the ecosystem's words: `inputSchema` (zod, any
+ * Standard Schema v1 validator, or a plain JSON Schema) and MCP's
+ * `annotations`. An identity-style helper: the schema drives the type of
+ * `execute`'s first argument, and the definition is checked once, here, so
+ * that a bad tool fails at startup and not in the middle of a turn.
  */
-import type { z } from "zod";
 import { ToolrelayError } from "../errors.js";
-import { toolJsonSchema, type ToolJsonSchema } from "./tool-json-schema.js";
+import {
+  resolveToolInput,
+  type InputValidationOf,
+  type JsonSchemaObject,
+  type ToolInputKind,
+  type ToolInputOf,
+  type ToolInputSchema,
+} from "./tool-input-schema.js";
+import type { ToolJsonSchema } from "./tool-json-schema.js";
 import type { ToolReturnValue } from "./tool-result.js";
 
 /** Tool names the runtime and the model providers accept. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** Largest `timeoutMs` a timer can wait for (2^31 - 1 ms, about 24.8 days). */
-export const MAX_TOOL_TIMEOUT_MS = 2_147_483_647;
+/**
+ * Largest `timeoutMs`: 300_000 ms. The runtime stops waiting for a client tool
+ * after 300 s and tells nobody, so a longer deadline could never be reached:
+ * the model would get the runtime's bare "timed out" instead of the SDK's
+ * answer. `defineTool` refuses a larger value rather than clamp it silently.
+ */
+export const MAX_TOOL_TIMEOUT_MS = 300_000;
 
 /**
- * What a tool says about its effects. Used for the text the model gets when a
- * call times out: unless the tool is `readOnly` or `idempotent`, the model is
- * told that it may have applied its effects and to inspect state before
- * retrying. Every hint defaults to `false` (unknown).
+ * What a tool says about itself, with MCP's names and meanings. Every hint
+ * is optional and defaults to "unknown" (nothing promised). The hints decide
+ * what the model is told when a call times out: unless the tool is
+ * `readOnlyHint` or `idempotentHint`, the model reads that the call may have
+ * applied its effects and to inspect state before retrying.
  */
-export interface ToolHints {
-  /** The tool only reads; it changes nothing. Safe to retry. Default `false`. */
-  readOnly?: boolean;
-  /** The tool may delete or overwrite state the user cares about. Default `false`. Cannot be combined with `readOnly`. */
-  destructive?: boolean;
+export interface ToolAnnotations {
+  /** A human-readable name for UIs (sent to the runtime as the tool's label). Default: none (UIs show `name`). */
+  title?: string;
+  /** The tool changes nothing. Safe to retry. Default `false`. Cannot be combined with `destructiveHint: true`. */
+  readOnlyHint?: boolean;
+  /** The tool may delete or overwrite state the user cares about. Default `false` (unknown). */
+  destructiveHint?: boolean;
   /** Calling it twice with the same input has the same effect as once. Safe to retry. Default `false`. */
-  idempotent?: boolean;
+  idempotentHint?: boolean;
+  /** The tool reaches outside systems (the web, other services). Default `false` (unknown). */
+  openWorldHint?: boolean;
 }
 
 /** What `execute` gets besides its input. */
@@ -49,80 +68,102 @@ export interface ToolCallContext {
 }
 
 /** The definition passed to {@link defineTool}. */
-export interface ToolDefinition<TSchema extends z.ZodType> {
+export interface ToolDefinition<TSchema extends ToolInputSchema> {
   /** The model-facing name: 1–64 characters from `[a-zA-Z0-9_-]`, unique in a session. Required. */
   name: string;
   /** What the tool does and when to use it; the model reads this. A non-empty string. Required. */
   description: string;
-  /** A display name for UIs. Default: none (UIs show `name`). */
-  label?: string;
   /**
-   * The input schema: a zod object schema (`z.object({...})`). It is the only
-   * validator of the arguments, and its JSON Schema (descriptions, bounds,
-   * defaults, required names) is what the model sees. Required.
+   * The arguments' schema, always an object schema. Required. One of:
+   * - a zod schema (`z.object({...})`): validates, and its JSON Schema is generated;
+   * - any Standard Schema v1 validator (valibot, arktype, ...): validates; the
+   *   JSON Schema comes from its Standard JSON Schema converter or from `jsonSchema`;
+   * - a plain JSON Schema object (`{ type: "object", properties, required }`):
+   *   advertised as it is and validated by ajv, unless `validate: false`.
+   * Descriptions, bounds, enums, defaults and required names reach the model.
    */
-  input: TSchema;
-  /** Effect hints; see {@link ToolHints}. Default `{}` (nothing promised). */
-  hints?: ToolHints;
+  inputSchema: TSchema;
   /**
-   * Deadline of one call, in ms: a positive integer up to 2^31 - 1. Default:
-   * the session's `toolTimeoutMs` (60_000). The runtime gives up on its own
-   * after 300_000 ms, so a longer deadline never helps.
+   * Only beside a Standard Schema that has no JSON Schema converter: the JSON
+   * Schema to offer the model (e.g. `toJsonSchema(schema)` from
+   * `@valibot/to-json-schema`). Default: the schema's own converter.
+   */
+  jsonSchema?: JsonSchemaObject;
+  /**
+   * Only with a JSON Schema `inputSchema`: `false` advertises the schema
+   * without validating — nothing is refused or changed, `execute` gets the
+   * input exactly as sent (for hosts that validate themselves). Default `true`.
+   */
+  validate?: boolean;
+  /** What the tool does to the world, in MCP's words; see {@link ToolAnnotations}. Default `{}`. */
+  annotations?: ToolAnnotations;
+  /**
+   * Deadline of one call, in ms: a positive integer up to 300_000 (the
+   * runtime's own wait). Default: the session's `toolTimeoutMs` (60_000).
    */
   timeoutMs?: number;
   /**
-   * Runs the tool with the parsed input (the schema's output: defaults filled
-   * in, transforms applied). Return a string, content blocks, a
+   * Runs the tool with the validated input (for zod and Standard Schemas the
+   * schema's output: defaults filled in, transforms applied; for a JSON Schema
+   * the input as sent). Return a string, content blocks, a
    * `{ content, isError }` result or any JSON value; throw (or return
    * `errorResult(...)`) to report a failure the model can read.
    */
-  execute(input: z.output<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
+  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
 }
 
 /** A checked, frozen tool, ready to be passed to `createSession({ tools })`. */
-export interface ClientTool<TSchema extends z.ZodType = z.ZodType> {
+export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
   readonly name: string;
   readonly description: string;
-  /** The display label, or `undefined`. */
-  readonly label: string | undefined;
-  /** The zod schema the input is validated with. */
-  readonly input: TSchema;
-  /** The hints as given (frozen); `{}` when none. */
-  readonly hints: Readonly<ToolHints>;
+  /** The schema as given. */
+  readonly inputSchema: TSchema;
+  /** Which kind `inputSchema` is: `"zod"`, `"standard-schema"` or `"json-schema"`. */
+  readonly inputKind: ToolInputKind;
+  /** The JSON Schema advertised to the runtime (deeply frozen, without `$schema`). */
+  readonly jsonSchema: ToolJsonSchema;
+  /** The annotations as given (frozen); `{}` when none. */
+  readonly annotations: Readonly<ToolAnnotations>;
   /** The tool's own deadline, or `undefined` for the session default. */
   readonly timeoutMs: number | undefined;
-  /** The JSON Schema advertised to the runtime (generated from `input`, frozen). */
-  readonly jsonSchema: ToolJsonSchema;
-  execute(input: z.output<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
+  /**
+   * Validate one call's input: `{ ok: true, value }` (what `execute` gets) or
+   * `{ ok: false, issues }` with readable paths. Synchronous whenever the
+   * schema is (zod, JSON Schema, a synchronous Standard Schema); never throws,
+   * and a returned promise never rejects.
+   */
+  validateInput(input: unknown): InputValidationOf<TSchema>;
+  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
 }
 
 const clientToolBrand = Symbol.for("toolrelay.client-tool");
-const definitionKeys = new Set(["name", "description", "label", "input", "hints", "timeoutMs", "execute"]);
-const hintKeys = new Set(["readOnly", "destructive", "idempotent"]);
+const definitionKeys = new Set(["name", "description", "inputSchema", "jsonSchema", "validate", "annotations", "timeoutMs", "execute"]);
+const hintKeys = new Set(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]);
 
 /**
  * Define a client tool. Checks the definition and throws
  * `ToolrelayError("INVALID_TOOL_DEFINITION")` for a bad name, an empty
- * description, an input schema that is not a zod object schema (or cannot be
- * expressed as JSON Schema), bad hints, a bad `timeoutMs`, a missing `execute`
- * or an unknown option. Returns a frozen {@link ClientTool}.
+ * description, an `inputSchema` that is none of the three kinds or does not
+ * describe an object, a Standard Schema without a JSON Schema, bad
+ * annotations, a `timeoutMs` that is not an integer in 1–300_000, a missing
+ * `execute` or an unknown option. Returns a frozen {@link ClientTool}.
  *
  * @example
  * const weather = defineTool({
  *   name: "get_weather",
  *   description: "Current weather for a city",
- *   input: z.object({ city: z.string().describe("City name, e.g. Paris") }),
- *   hints: { readOnly: true },
+ *   inputSchema: z.object({ city: z.string().describe("City name, e.g. Paris") }),
+ *   annotations: { readOnlyHint: true },
  *   async execute({ city }, { signal }) {
  *     return `sunny in ${city}`;
  *   },
  * });
  */
-export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition<TSchema>): ClientTool<TSchema> {
+export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefinition<TSchema>): ClientTool<TSchema> {
   if (typeof definition !== "object" || definition === null) {
     throw invalid("defineTool() needs a definition object");
   }
-  const { name, description, label, input, hints, timeoutMs, execute } = definition;
+  const { name, description, inputSchema, jsonSchema, validate, annotations, timeoutMs, execute } = definition;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw invalid(`tool name ${describeValue(name)} must be 1-64 characters of letters, digits, "_" or "-"`);
   }
@@ -130,35 +171,36 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     invalid(`tool "${name}": ${message}`, cause === undefined ? undefined : { cause });
   const unknownKeys = Object.keys(definition).filter((key) => !definitionKeys.has(key));
   if (unknownKeys.length > 0) {
-    throw fail(`unknown option${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.map((key) => `"${key}"`).join(", ")}`);
+    throw fail(`unknown option${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.map((key) => `"${key}"`).join(", ")}${renameHint(unknownKeys)}`);
   }
   if (typeof description !== "string" || description.trim() === "") {
     throw fail("description must be a non-empty string");
   }
-  if (label !== undefined && (typeof label !== "string" || label.trim() === "")) {
-    throw fail("label must be a non-empty string when given");
-  }
-  if (!isZodSchema(input)) throw fail("input must be a zod schema, e.g. z.object({ city: z.string() })");
-  let jsonSchema: ToolJsonSchema;
+  let resolved;
   try {
-    jsonSchema = toolJsonSchema(input);
+    resolved = resolveToolInput(inputSchema, { jsonSchema, validate });
   } catch (error) {
     throw fail(error instanceof Error ? error.message : String(error), error);
   }
-  const checkedHints = checkHints(hints, fail);
+  const checkedAnnotations = checkAnnotations(annotations, fail);
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TOOL_TIMEOUT_MS)) {
-    throw fail(`timeoutMs must be a positive integer up to ${MAX_TOOL_TIMEOUT_MS}, got ${describeValue(timeoutMs)}`);
+    const reason =
+      typeof timeoutMs === "number" && timeoutMs > MAX_TOOL_TIMEOUT_MS
+        ? ": the runtime stops waiting for a client tool after 300 s, so a longer deadline could never be reached"
+        : "";
+    throw fail(`timeoutMs must be a positive integer up to ${MAX_TOOL_TIMEOUT_MS}, got ${describeValue(timeoutMs)}${reason}`);
   }
   if (typeof execute !== "function") throw fail("execute must be a function");
 
   const tool: ClientTool<TSchema> = {
     name,
     description,
-    label,
-    input,
-    hints: checkedHints,
+    inputSchema,
+    inputKind: resolved.kind,
+    jsonSchema: resolved.jsonSchema,
+    annotations: checkedAnnotations,
     timeoutMs,
-    jsonSchema,
+    validateInput: resolved.validateInput as (input: unknown) => InputValidationOf<TSchema>,
     execute,
   };
   Object.defineProperty(tool, clientToolBrand, { value: true });
@@ -170,26 +212,34 @@ export function isClientTool(value: unknown): value is ClientTool {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[clientToolBrand] === true;
 }
 
-function checkHints(hints: unknown, fail: (message: string) => ToolrelayError): Readonly<ToolHints> {
-  if (hints === undefined) return Object.freeze({});
-  if (typeof hints !== "object" || hints === null || Array.isArray(hints)) throw fail("hints must be an object");
-  const result: ToolHints = {};
-  for (const [key, value] of Object.entries(hints)) {
-    if (!hintKeys.has(key)) throw fail(`unknown hint "${key}" (use readOnly, destructive or idempotent)`);
-    if (value === undefined) continue;
-    if (typeof value !== "boolean") throw fail(`hints.${key} must be a boolean`);
-    result[key as keyof ToolHints] = value;
-  }
-  if (result.readOnly === true && result.destructive === true) {
-    throw fail("hints.readOnly and hints.destructive cannot both be true");
-  }
-  return Object.freeze(result);
+/** Options from before the rename get a pointer to their new name (no aliases: 0.x). */
+function renameHint(keys: readonly string[]): string {
+  const renames: Record<string, string> = { input: "inputSchema", hints: "annotations", label: "annotations.title", timeout: "timeoutMs" };
+  const hints = keys.filter((key) => key in renames).map((key) => `"${key}" is now "${renames[key]}"`);
+  return hints.length > 0 ? ` (${hints.join("; ")})` : "";
 }
 
-function isZodSchema(value: unknown): value is z.ZodType {
-  if (typeof value !== "object" || value === null) return false;
-  const internals = (value as { _zod?: unknown })._zod;
-  return typeof internals === "object" && internals !== null && "def" in internals;
+function checkAnnotations(annotations: unknown, fail: (message: string) => ToolrelayError): Readonly<ToolAnnotations> {
+  if (annotations === undefined) return Object.freeze({});
+  if (typeof annotations !== "object" || annotations === null || Array.isArray(annotations)) throw fail("annotations must be an object");
+  const result: ToolAnnotations = {};
+  for (const [key, value] of Object.entries(annotations)) {
+    if (value === undefined) continue;
+    if (key === "title") {
+      if (typeof value !== "string" || value.trim() === "") throw fail("annotations.title must be a non-empty string");
+      result.title = value;
+      continue;
+    }
+    if (!hintKeys.has(key)) {
+      throw fail(`unknown annotation "${key}" (use title, readOnlyHint, destructiveHint, idempotentHint or openWorldHint)`);
+    }
+    if (typeof value !== "boolean") throw fail(`annotations.${key} must be a boolean`);
+    result[key as Exclude<keyof ToolAnnotations, "title">] = value;
+  }
+  if (result.readOnlyHint === true && result.destructiveHint === true) {
+    throw fail("annotations.readOnlyHint and annotations.destructiveHint cannot both be true");
+  }
+  return Object.freeze(result);
 }
 
 function invalid(message: string, options?: { cause: unknown }): ToolrelayError {

@@ -1,6 +1,7 @@
 /**
- * tools/: defining client tools, the registry, schema → JSON Schema, preflight
- * and execution of one call. No sockets; imports only wire/, errors and zod.
+ * tools/: defining client tools (zod, Standard Schema or JSON Schema input),
+ * the registry, tool sources, preflight and execution of one call. No
+ * sockets; imports only wire/, errors, zod, ajv and Standard Schema types.
  */
 export {
   defineTool,
@@ -8,12 +9,24 @@ export {
   MAX_TOOL_TIMEOUT_MS,
   TOOL_NAME_PATTERN,
   type ClientTool,
+  type ToolAnnotations,
   type ToolCallContext,
   type ToolDefinition,
-  type ToolHints,
 } from "./define-tool.js";
-export { toolJsonSchema, type ToolJsonSchema } from "./tool-json-schema.js";
-export { ToolRegistry } from "./tool-registry.js";
+export {
+  isZodSchema,
+  resolveToolInput,
+  type InputValidationOf,
+  type JsonSchemaObject,
+  type ResolvedToolInput,
+  type ToolInputKind,
+  type ToolInputOf,
+  type ToolInputSchema,
+} from "./tool-input-schema.js";
+export { asToolJsonSchema, toolJsonSchema, type ToolJsonSchema } from "./tool-json-schema.js";
+export { compileJsonSchemaValidator, type JsonSchemaValidator } from "./json-schema-validator.js";
+export { isStandardSchema, validateStandardInput } from "./standard-schema-input.js";
+export { advertisedTimeoutMs, MIN_ADVERTISED_TIMEOUT_MS, ToolRegistry, type ToolLookup } from "./tool-registry.js";
 export {
   errorResult,
   errorText,
@@ -27,6 +40,9 @@ export {
   type ToolReturnValue,
 } from "./tool-result.js";
 export { clampToolText, DEFAULT_MAX_RESULT_CHARS, formatCount } from "./clamp-tool-text.js";
-export { validateToolInput, type InputIssue, type InputValidation } from "./validate-tool-input.js";
+export { validateToolInput } from "./validate-tool-input.js";
+export { findProtoKey, type InputIssue, type InputValidation } from "./input-issues.js";
 export { DEFAULT_MAX_INPUT_BYTES, preflightToolCall, type PreflightOutcome, type PreflightRequest } from "./prepare-tool-call.js";
 export { executeTool, type ExecutionOutcome } from "./execute-tool.js";
+export { defineToolSource, isToolSource, type OpenToolSource, type ToolSource } from "./tool-source.js";
+export { fromAiSdkTools, type AiSdkToolLike, type FromAiSdkToolsOptions } from "./ai-sdk-tools.js";

@@ -4,7 +4,7 @@
  * synchronous; a refusal is an outcome, never an exception.
  */
 import type { ClientTool } from "./define-tool.js";
-import type { InputIssue } from "./validate-tool-input.js";
+import type { InputIssue } from "./input-issues.js";
 
 /** Default of `maxInputBytes`: 1 MiB. */
 export const DEFAULT_MAX_INPUT_BYTES = 1_048_576;

@@ -1,14 +1,17 @@
 /**
- * The JSON Schema a tool advertises to the runtime (and so to the model),
- * generated from the tool's zod schema with zod 4's `z.toJSONSchema`. The zod
- * schema stays the only validator; this is its description, never a second
- * rule set.
+ * The JSON Schema a tool advertises to the runtime (and so to the model).
  *
- * Input side (`io: "input"`): a field with a `.default()` is optional for the
- * model, and a `.transform()` advertises what it accepts, not what it produces.
- * Descriptions, bounds, defaults, enums and required names are kept as zod
- * emits them. Only the `$schema` key is removed (the runtime and the model
- * providers do not need it).
+ * - zod: generated with zod 4's `z.toJSONSchema` on the input side (`io:
+ *   "input"`): a field with a `.default()` is optional for the model, and a
+ *   `.transform()` advertises what it accepts, not what it produces.
+ * - Standard Schema: what its converter (or the explicit `jsonSchema`) gave.
+ * - JSON Schema: the object itself.
+ *
+ * Whatever the source, {@link asToolJsonSchema} makes the advertised copy:
+ * plain JSON (a round trip through `JSON.stringify`), `type: "object"` at the
+ * root, deeply frozen, and without the `$schema` key (the runtime and the model
+ * providers do not need it; some providers refuse it). Every other key —
+ * descriptions, bounds, enums, defaults, `required` — is kept as given.
  *
  * zod pitfall worth knowing: metadata belongs to one schema instance, so
  * `z.string().describe("x").min(1)` loses the description (`.min()` returns a
@@ -21,7 +24,7 @@ import { ToolrelayError } from "../errors.js";
 export type ToolJsonSchema = Readonly<Record<string, unknown>> & { readonly type: "object" };
 
 /**
- * The JSON Schema advertised for `schema`, deeply frozen. Throws
+ * The JSON Schema advertised for a zod `schema`, deeply frozen. Throws
  * `ToolrelayError("INVALID_TOOL_DEFINITION")` when zod cannot represent the
  * schema in JSON Schema (`z.date()`, `z.bigint()`, a custom type, ...) or when
  * the result is not an object schema (`type: "object"`): tool arguments are
@@ -32,32 +35,36 @@ export function toolJsonSchema(schema: z.ZodType): ToolJsonSchema {
   try {
     generated = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" });
   } catch (error) {
-    throw new ToolrelayError(
-      "INVALID_TOOL_DEFINITION",
-      `input schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw definitionError(`input schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`, error);
   }
-  // A JSON round trip guarantees a plain, serializable object (no prototypes,
-  // no undefined values) that encodes exactly as it will be sent.
+  return asToolJsonSchema(generated, "z.object({...})");
+}
+
+/**
+ * The advertised copy of a JSON Schema `value` (see the module comment).
+ * Throws `INVALID_TOOL_DEFINITION` for a value that is not JSON, not an object
+ * or not `type: "object"`; `hint` names what the caller should use instead.
+ */
+export function asToolJsonSchema(value: unknown, hint: string): ToolJsonSchema {
   let plain: unknown;
   try {
-    plain = JSON.parse(JSON.stringify(generated)) as unknown;
+    plain = JSON.parse(JSON.stringify(value)) as unknown;
   } catch (error) {
-    throw new ToolrelayError("INVALID_TOOL_DEFINITION", "input schema produced a JSON Schema that is not JSON", { cause: error });
+    throw definitionError(`input schema is not JSON: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   if (typeof plain !== "object" || plain === null || Array.isArray(plain)) {
-    throw new ToolrelayError("INVALID_TOOL_DEFINITION", "input schema must describe an object (use z.object({...}))");
+    throw definitionError(`input schema must describe an object (${hint})`);
   }
   const { $schema: _dropped, ...rest } = plain as Record<string, unknown>;
   if (rest.type !== "object") {
     const found = typeof rest.type === "string" ? `type "${rest.type}"` : "no single type";
-    throw new ToolrelayError(
-      "INVALID_TOOL_DEFINITION",
-      `input schema must be an object schema (z.object({...})); its JSON Schema has ${found}`,
-    );
+    throw definitionError(`input schema must be an object schema (${hint}); its JSON Schema has ${found}`);
   }
   return deepFreeze(rest) as ToolJsonSchema;
+}
+
+function definitionError(message: string, cause?: unknown): ToolrelayError {
+  return new ToolrelayError("INVALID_TOOL_DEFINITION", message, cause === undefined ? undefined : { cause });
 }
 
 function deepFreeze<T>(value: T): T {

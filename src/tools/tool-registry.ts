@@ -5,9 +5,22 @@
  */
 import { ToolrelayError } from "../errors.js";
 import type { ExternalToolDefinition, ExternalToolsGroup } from "../wire/index.js";
-import { isClientTool, type ClientTool } from "./define-tool.js";
+import { isClientTool, MAX_TOOL_TIMEOUT_MS, type ClientTool } from "./define-tool.js";
 
-export class ToolRegistry {
+/** Smallest `timeout_ms` the runtime accepts in a tool definition (newer runtimes validate 1,000–300,000). */
+export const MIN_ADVERTISED_TIMEOUT_MS = 1_000;
+
+/**
+ * What the call path needs from a tool set: one lookup by name, and the names
+ * for an "unknown tool" answer. A `ToolRegistry` is one; so is the session's
+ * view of its current registry (which changes when an MCP server's tools do).
+ */
+export interface ToolLookup {
+  get(name: string): ClientTool | undefined;
+  names(): string[];
+}
+
+export class ToolRegistry implements ToolLookup {
   readonly #tools = new Map<string, ClientTool>();
 
   /**
@@ -55,17 +68,35 @@ export class ToolRegistry {
     return [...this.#tools.keys()];
   }
 
+  /** Every tool, in registration order. */
+  tools(): ClientTool[] {
+    return [...this.#tools.values()];
+  }
+
   /**
    * The tools as the runtime registers them: one unscoped group holding every
-   * tool (`{ name, description, parameters, label? }`), or `[]` when there are
-   * none (which removes this connection's tools from the runtime).
+   * tool (`{ name, label?, description, parameters, timeout_ms }`), or `[]`
+   * when there are none (which removes this connection's tools from the
+   * runtime). `label` is `annotations.title`. `timeout_ms` is the tool's own
+   * `timeoutMs`, or `defaultTimeoutMs` (the session's `toolTimeoutMs`) when it
+   * has none, clamped to the 1,000–300,000 ms newer runtimes accept (0.32.18
+   * ignores the field; a newer runtime stops waiting at that deadline instead
+   * of its fixed 300 s).
    */
-  toWireGroups(): ExternalToolsGroup[] {
+  toWireGroups(defaultTimeoutMs: number): ExternalToolsGroup[] {
     if (this.#tools.size === 0) return [];
     const definitions = [...this.#tools.values()].map((tool): ExternalToolDefinition => {
-      const label = tool.label === undefined ? {} : { label: tool.label };
-      return { name: tool.name, ...label, description: tool.description, parameters: tool.jsonSchema };
+      const title = tool.annotations.title;
+      const label = title === undefined ? {} : { label: title };
+      const timeoutMs = advertisedTimeoutMs(tool.timeoutMs ?? defaultTimeoutMs);
+      return { name: tool.name, ...label, description: tool.description, parameters: tool.jsonSchema, timeout_ms: timeoutMs };
     });
     return [{ tools: definitions }];
   }
+}
+
+/** `timeoutMs` as the runtime accepts it: an integer in 1,000–300,000 ms. */
+export function advertisedTimeoutMs(timeoutMs: number): number {
+  const whole = Number.isFinite(timeoutMs) ? Math.ceil(timeoutMs) : MAX_TOOL_TIMEOUT_MS;
+  return Math.min(MAX_TOOL_TIMEOUT_MS, Math.max(MIN_ADVERTISED_TIMEOUT_MS, whole));
 }

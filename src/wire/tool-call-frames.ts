@@ -24,6 +24,12 @@ export const externalToolDefinitionSchema = z.strictObject({
   description: z.string(),
   /** The tool's input as a JSON Schema object. */
   parameters: jsonObjectSchema,
+  /**
+   * How long the runtime waits for this tool's answer, in ms (1,000–300,000).
+   * Newer runtimes honour it (a value out of range drops the whole
+   * `runtime_start` silently); 0.32.18 ignores it and waits 300 s.
+   */
+  timeout_ms: z.number().int().min(1_000).max(300_000).optional(),
 });
 export type ExternalToolDefinition = z.infer<typeof externalToolDefinitionSchema>;
 

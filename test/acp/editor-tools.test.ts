@@ -91,8 +91,8 @@ describe("which editor tools are offered", () => {
   it("marks the read tool readOnly and the write tool destructive; the schemas describe the arguments", () => {
     const { tools } = setup();
     const [read, write] = tools;
-    expect(read!.hints).toEqual({ readOnly: true });
-    expect(write!.hints).toEqual({ destructive: true });
+    expect(read!.annotations).toEqual({ title: "Read editor buffer", readOnlyHint: true, openWorldHint: false });
+    expect(write!.annotations).toEqual({ title: "Write through editor", destructiveHint: true, openWorldHint: false });
     const readSchema = read!.jsonSchema as unknown as { properties: Record<string, { description?: string }>; required: string[] };
     expect(readSchema.required).toEqual(["path"]);
     expect(readSchema.properties.path!.description).toContain(root);

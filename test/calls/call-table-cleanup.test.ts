@@ -146,7 +146,7 @@ describe("CallTable close", () => {
       const onAbort = defineTool({
         name: "c",
         description: "rejects with its signal's reason",
-        input: z.object({}),
+        inputSchema: z.object({}),
         execute: (_input, { signal }) => new Promise<string>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
       });
       const h = createHarness();

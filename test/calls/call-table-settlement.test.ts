@@ -69,7 +69,7 @@ describe("CallTable settlement", () => {
     const strict = defineTool({
       name: "place_order",
       description: "order",
-      input: z.object({ city: z.string(), count: z.number().int() }),
+      inputSchema: z.object({ city: z.string(), count: z.number().int() }),
       execute: () => void runs++,
     });
     const h = createHarness({}, strict);
@@ -88,7 +88,7 @@ describe("CallTable settlement", () => {
     ["throws a string", () => { throw "boom"; }, /^Error: tool x failed: boom$/],
     ["returns an error result", () => errorResult("disk full"), /^Error: tool x reported an error: disk full$/],
   ])("a tool that %s is a tool-error whose text carries the failure marker", async (_label, execute, pattern) => {
-    const tool = defineTool({ name: "x", description: "x", input: z.object({}), execute: execute as () => string });
+    const tool = defineTool({ name: "x", description: "x", inputSchema: z.object({}), execute: execute as () => string });
     const h = createHarness({}, tool);
     h.request("r1", "t1");
     await flushMicrotasks();
@@ -97,8 +97,8 @@ describe("CallTable settlement", () => {
   });
 
   it("a thrown string and a returned string read differently to the model", async () => {
-    const thrower = defineTool({ name: "t", description: "t", input: z.object({}), execute: () => { throw "boom"; } });
-    const returner = defineTool({ name: "r", description: "r", input: z.object({}), execute: () => "boom" });
+    const thrower = defineTool({ name: "t", description: "t", inputSchema: z.object({}), execute: () => { throw "boom"; } });
+    const returner = defineTool({ name: "r", description: "r", inputSchema: z.object({}), execute: () => "boom" });
     const h = createHarness();
     h.request("r1", "c1", { tool: thrower });
     h.request("r2", "c2", { tool: returner });
@@ -137,8 +137,8 @@ describe("CallTable settlement", () => {
       expect(h.settled[0]?.outcome).toEqual({ kind: "timeout", timeoutMs: 250 });
     });
 
-    it.each([[{ readOnly: true }], [{ idempotent: true }]])("says a tool with %j is safe to retry", (hints) => {
-      const h = createHarness({}, deferredTool("read", { timeoutMs: 5, hints }).tool);
+    it.each([[{ readOnlyHint: true }], [{ idempotentHint: true }]])("says a tool with %j is safe to retry", (annotations) => {
+      const h = createHarness({}, deferredTool("read", { timeoutMs: 5, annotations }).tool);
       h.request("r1", "t1");
       vi.advanceTimersByTime(5);
       expect(JSON.stringify(h.frames[0]?.response)).toContain("It has no side effects; it is safe to retry.");

@@ -15,7 +15,7 @@ import {
   type CallRequest,
   type RequestDisposition,
 } from "../../src/calls/index.js";
-import { defineTool, type ClientTool, type ToolHints } from "../../src/tools/index.js";
+import { defineTool, type ClientTool, type ToolAnnotations } from "../../src/tools/index.js";
 import type { ToolCallResponseBody } from "../../src/wire/index.js";
 
 export interface Frame {
@@ -104,16 +104,16 @@ export interface DeferredTool {
 }
 
 /** A tool whose every run waits until the test resolves or rejects it (all pending runs at once). */
-export function deferredTool(name = "x", options: { timeoutMs?: number; hints?: ToolHints; readsSignal?: boolean } = {}): DeferredTool {
+export function deferredTool(name = "x", options: { timeoutMs?: number; annotations?: ToolAnnotations; readsSignal?: boolean } = {}): DeferredTool {
   let calls = 0;
   let context: DeferredTool["context"];
   const pending: Array<{ resolve(value: unknown): void; reject(error: unknown): void }> = [];
   const tool = defineTool({
     name,
     description: `deferred ${name}`,
-    input: z.looseObject({}),
+    inputSchema: z.looseObject({}),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.hints === undefined ? {} : { hints: options.hints }),
+    ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     execute: (_input, callContext) => {
       calls++;
       context = callContext;
@@ -136,7 +136,7 @@ export function deferredTool(name = "x", options: { timeoutMs?: number; hints?: 
 
 /** A tool that answers at once (synchronously) with `value`. */
 export function instantTool(name = "x", value: unknown = "done"): ClientTool {
-  return defineTool({ name, description: `instant ${name}`, input: z.looseObject({}), execute: () => value as string });
+  return defineTool({ name, description: `instant ${name}`, inputSchema: z.looseObject({}), execute: () => value as string });
 }
 
 export const text = (value: string): ToolCallResponseBody => ({ result: { content: [{ type: "text", text: value }] } });

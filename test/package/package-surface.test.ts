@@ -53,8 +53,15 @@ describe("package surface", () => {
     expect(code.length).toBeLessThan(600_000);
   });
 
-  it("ships the relay and ACP subpaths in both formats", async () => {
-    for (const [path, name] of [["relay", "startRelay"], ["acp", "startAcpAgent"]] as const) {
+  it("keeps the MCP SDK (an optional peer) out of the main entry and out of the bundle", () => {
+    const main = readFileSync(built("dist/index.js"), "utf8");
+    const chunks = [...main.matchAll(/from ["'](\.\/[^"']+)["']/g)].map((match) => readFileSync(new URL(`dist/${match[1]}`, root), "utf8"));
+    for (const code of [main, ...chunks]) expect(code).not.toMatch(/@modelcontextprotocol\/sdk/);
+    expect(readFileSync(built("dist/mcp/index.js"), "utf8")).toMatch(/from ["']@modelcontextprotocol\/sdk\/client\/index\.js["']/);
+  });
+
+  it("ships the relay, ACP and MCP subpaths in both formats", async () => {
+    for (const [path, name] of [["relay", "startRelay"], ["acp", "startAcpAgent"], ["mcp", "mcpTools"]] as const) {
       const esm = (await import(built(`dist/${path}/index.js`))) as Record<string, unknown>;
       const cjs = require(built(`dist/${path}/index.cjs`)) as Record<string, unknown>;
       expect(typeof esm[name], `${path} ESM`).toBe("function");

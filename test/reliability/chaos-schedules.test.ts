@@ -41,7 +41,7 @@ const onUncaught = (error: unknown) => void uncaught.push(error);
 const work = defineTool({
   name: "work",
   description: "Works for `ms` milliseconds, then returns done:<tool_call_id>.",
-  input: z.object({ ms: z.number().int().min(0) }),
+  inputSchema: z.object({ ms: z.number().int().min(0) }),
   async execute({ ms }, { signal, toolCallId }) {
     executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
     await sleepUnlessAborted(ms, signal);

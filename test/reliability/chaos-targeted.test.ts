@@ -30,7 +30,7 @@ function waitingTool(name: string, executions: Map<string, number>, ms = 60_000)
   return defineTool({
     name,
     description: `${name}: waits`,
-    input: z.object({}),
+    inputSchema: z.object({}),
     async execute(_input, { signal, toolCallId }) {
       executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
       await sleepUnlessAborted(ms, signal);
@@ -162,7 +162,7 @@ describe("oversize frame", () => {
     const losses = lossTimes(session);
     let quickRelease!: () => void;
     const quickGate = new Promise<void>((resolve) => (quickRelease = resolve));
-    const quick = defineTool({ name: "quick", description: "quick", input: z.object({}), execute: async () => (await quickGate, "quick done") });
+    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => (await quickGate, "quick done") });
     const bystander = await openSession(runtime.url, { tools: [quick] });
     const bystanderLosses = lossTimes(bystander);
 

@@ -103,7 +103,7 @@ function toolFor(world: World) {
   return defineTool({
     name: "append_row",
     description: "appends a row",
-    input: z.looseObject({}),
+    inputSchema: z.looseObject({}),
     execute: (input, context) => {
       const key = modelKey(SCOPES.indexOf(context.conversationId as (typeof SCOPES)[number]), Number(context.toolCallId.slice(1)), (input as { row: number }).row - 1);
       world.runs.set(key, (world.runs.get(key) ?? 0) + 1);

@@ -61,7 +61,7 @@ describe("SDK regressions", () => {
     const wait = defineTool({
       name: "wait",
       description: "waits until aborted",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: (_input, { signal }) => new Promise<string>((resolve) => signal.addEventListener("abort", () => resolve("aborted"))),
     });
     const session = await sessionTo(runtime, [wait]);
@@ -194,7 +194,7 @@ describe("SDK regressions", () => {
         }
       });
     });
-    const ping = defineTool({ name: "ping", description: "pong", input: z.object({}), execute: () => "pong" });
+    const ping = defineTool({ name: "ping", description: "pong", inputSchema: z.object({}), execute: () => "pong" });
     const session = await createSession({
       backend: { kind: "local", url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`, pingIntervalMs: 0 },
       agent: { id: "agent-r" },

@@ -45,12 +45,12 @@ function inspect(name: string) {
 }
 
 const probeTools = [
-  defineTool({ name: "strip", description: "z.object (unknown keys stripped)", input: z.object({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strip") }),
-  defineTool({ name: "loose", description: "z.looseObject", input: z.looseObject({ force: z.boolean().optional() }), execute: inspect("loose") }),
-  defineTool({ name: "catchall", description: "z.object().catchall()", input: z.object({ force: z.boolean().optional() }).catchall(z.unknown()), execute: inspect("catchall") }),
-  defineTool({ name: "strict", description: "z.strictObject", input: z.strictObject({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strict") }),
-  defineTool({ name: "nested", description: "z.object with a nested loose object", input: z.object({ a: z.looseObject({ b: z.string().optional() }) }), execute: inspect("nested") }),
-  defineTool({ name: "required", description: "a.b required", input: z.object({ a: z.object({ b: z.string() }) }), execute: inspect("required") }),
+  defineTool({ name: "strip", description: "z.object (unknown keys stripped)", inputSchema: z.object({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strip") }),
+  defineTool({ name: "loose", description: "z.looseObject", inputSchema: z.looseObject({ force: z.boolean().optional() }), execute: inspect("loose") }),
+  defineTool({ name: "catchall", description: "z.object().catchall()", inputSchema: z.object({ force: z.boolean().optional() }).catchall(z.unknown()), execute: inspect("catchall") }),
+  defineTool({ name: "strict", description: "z.strictObject", inputSchema: z.strictObject({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strict") }),
+  defineTool({ name: "nested", description: "z.object with a nested loose object", inputSchema: z.object({ a: z.looseObject({ b: z.string().optional() }) }), execute: inspect("nested") }),
+  defineTool({ name: "required", description: "a.b required", inputSchema: z.object({ a: z.object({ b: z.string() }) }), execute: inspect("required") }),
 ];
 
 beforeAll(async () => {

@@ -44,7 +44,7 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
     const work = defineTool({
       name: "work",
       description: "Works for 100–280 ms",
-      input: z.object({ n: z.number() }),
+      inputSchema: z.object({ n: z.number() }),
       execute: async ({ n }, { toolCallId }) => {
         executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
         await sleep(100 + (n % 10) * 20);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool } from "../../src/index.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
-const echo = defineTool({ name: "echo", description: "Echo", input: z.object({ text: z.string() }), execute: ({ text }) => text });
+const echo = defineTool({ name: "echo", description: "Echo", inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text });
 
 function approvalAnswers(frames: ReadonlyArray<{ type: string | undefined; frame: unknown }>) {
   return frames

@@ -57,7 +57,7 @@ describe("createSession: bad options are refused before anything starts", () => 
   });
 
   it("refuses two tools with one name", async () => {
-    const tool = defineTool({ name: "twin", description: "x", input: z.object({}), execute: () => "" });
+    const tool = defineTool({ name: "twin", description: "x", inputSchema: z.object({}), execute: () => "" });
     await expect(createSession({ ...base, tools: [tool, tool] })).rejects.toMatchObject({ code: "DUPLICATE_TOOL_NAME" });
   });
 

@@ -7,8 +7,8 @@ import { deferred, scriptedRuntime, sessionOn, waitFor } from "./session-support
 const weather = defineTool({
   name: "get_weather",
   description: "Current weather for a city",
-  input: z.object({ city: z.string().describe("City name, e.g. Paris") }),
-  hints: { readOnly: true },
+  inputSchema: z.object({ city: z.string().describe("City name, e.g. Paris") }),
+  annotations: { readOnlyHint: true },
   execute: ({ city }) => `sunny in ${city}`,
 });
 
@@ -45,7 +45,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     const boom = defineTool({
       name: "boom",
       description: "Always fails",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: () => {
         throw new Error("disk on fire");
       },
@@ -61,7 +61,7 @@ describe("session: client tool calls over the scripted runtime", () => {
 
   it("never runs the handler for wrong-typed input and names the failing path", async () => {
     const execute = vi.fn(() => "never");
-    const strict = defineTool({ name: "strict", description: "Typed", input: z.object({ count: z.number().int() }), execute });
+    const strict = defineTool({ name: "strict", description: "Typed", inputSchema: z.object({ count: z.number().int() }), execute });
     const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("strict", { count: "three" })) });
     const session = await sessionOn(runtime, { tools: [strict] });
     const outcomes: string[] = [];
@@ -78,7 +78,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     const slow = defineTool({
       name: "slow_write",
       description: "Never finishes in time",
-      input: z.object({}),
+      inputSchema: z.object({}),
       timeoutMs: 200,
       execute: (_input, { signal }) =>
         new Promise((resolve) => {
@@ -101,7 +101,7 @@ describe("session: client tool calls over the scripted runtime", () => {
 
   it("does not run a tool twice when the runtime re-sends the same tool call", async () => {
     let runs = 0;
-    const counter = defineTool({ name: "count", description: "Counts", input: z.object({}), execute: () => `run ${++runs}` });
+    const counter = defineTool({ name: "count", description: "Counts", inputSchema: z.object({}), execute: () => `run ${++runs}` });
     const runtime = await scriptedRuntime({
       script: async (turn) => {
         await turn.callTool("count", {}, { toolCallId: "call-fixed" });
@@ -125,7 +125,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     const hang = defineTool({
       name: "hang",
       description: "Waits for abort",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: (_input, { signal }) =>
         new Promise((resolve) => {
           entered.resolve();
@@ -162,7 +162,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     const hang = defineTool({
       name: "hang",
       description: "Waits",
-      input: z.object({}),
+      inputSchema: z.object({}),
       execute: (_input, { signal }) =>
         new Promise((resolve) => {
           entered.resolve();
@@ -189,7 +189,7 @@ describe("session: client tool calls over the scripted runtime", () => {
       },
     });
     const make = (name: string) =>
-      defineTool({ name: "whoami", description: "Names the session", input: z.object({}), execute: async () => name });
+      defineTool({ name: "whoami", description: "Names the session", inputSchema: z.object({}), execute: async () => name });
     const [a, b] = await Promise.all([sessionOn(runtime, { tools: [make("A")] }), sessionOn(runtime, { tools: [make("B")] })]);
     const [resultA, resultB] = await Promise.all([a.send("a").result, b.send("b").result]);
     expect(resultA.text).toBe("A");

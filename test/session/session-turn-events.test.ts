@@ -43,7 +43,7 @@ describe("turn events are the turn's own", () => {
 
   it("a subagent tool named like a client tool is never run here and never counted as the session's", async () => {
     let runs = 0;
-    const twin = defineTool({ name: "get_weather", description: "w", input: z.object({}), execute: () => String(++runs) });
+    const twin = defineTool({ name: "get_weather", description: "w", inputSchema: z.object({}), execute: () => String(++runs) });
     const runtime = await scriptedRuntime({
       script: async (turn) => {
         const subagent = turn.subagent();
@@ -79,7 +79,7 @@ describe("turn events are the turn's own", () => {
     const ledger = defineTool({
       name: "ledger_append",
       description: "append a row",
-      input: z.object({ row: z.string() }),
+      inputSchema: z.object({ row: z.string() }),
       execute: ({ row }) => {
         rows.push(row);
         return `appended ${row}`;

@@ -3,7 +3,7 @@
  * input validation, then the callback — without a session: for tests of tools.
  */
 import type { CallOutcome } from "../../src/calls/index.js";
-import { executeTool, preflightToolCall, validateToolInput, type ToolCallContext, type ToolRegistry } from "../../src/tools/index.js";
+import { executeTool, preflightToolCall, type ToolCallContext, type ToolRegistry } from "../../src/tools/index.js";
 
 export interface RunToolOptions {
   signal?: AbortSignal;
@@ -17,7 +17,7 @@ export async function runTool(registry: ToolRegistry, toolName: string, input: u
   const inputBytes = Buffer.byteLength(JSON.stringify(input) ?? "");
   const refused = preflightToolCall(tool, { toolName, inputBytes, toolNames: () => registry.names() }, options.maxInputBytes ?? 1_048_576);
   if (refused !== undefined || tool === undefined) return refused!;
-  const checked = await validateToolInput(tool.input, input);
+  const checked = await tool.validateInput(input);
   if (!checked.ok) return { kind: "invalid-input", issues: checked.issues };
   const context: ToolCallContext = {
     signal: options.signal ?? new AbortController().signal,

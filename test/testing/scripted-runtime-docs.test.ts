@@ -10,7 +10,7 @@ import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult } f
 const getWeather = defineTool({
   name: "get_weather",
   description: "Current weather for a city",
-  input: z.object({ city: z.string() }),
+  inputSchema: z.object({ city: z.string() }),
   async execute({ city }) {
     return `sunny in ${city}`;
   },
@@ -64,7 +64,7 @@ it("docs/testing.md: an abort ends the turn as cancelled", async () => {
   const slow = defineTool({
     name: "long_job",
     description: "Takes a while",
-    input: z.object({}),
+    inputSchema: z.object({}),
     async execute(_input, { signal }) {
       await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
       return "stopped";

@@ -6,7 +6,7 @@ import { defineTool, isClientTool, type ToolDefinition } from "../../src/tools/i
 const base = {
   name: "get_weather",
   description: "Current weather for a city",
-  input: z.object({ city: z.string() }),
+  inputSchema: z.object({ city: z.string() }),
   execute: ({ city }: { city: string }) => `sunny in ${city}`,
 };
 
@@ -27,28 +27,38 @@ function invalidDefinition(definition: Record<string, unknown>): ToolrelayError 
 }
 
 describe("defineTool", () => {
-  it("returns a frozen tool with its schema, hints and advertised JSON Schema", () => {
-    const tool = defineTool({ ...base, label: "Weather", hints: { readOnly: true }, timeoutMs: 10_000 });
-    expect(tool).toMatchObject({ name: "get_weather", description: base.description, label: "Weather", timeoutMs: 10_000 });
-    expect(tool.hints).toEqual({ readOnly: true });
-    expect(tool.input).toBe(base.input);
+  it("returns a frozen tool with its schema, annotations and advertised JSON Schema", () => {
+    const annotations = { title: "Weather", readOnlyHint: true, openWorldHint: true };
+    const tool = defineTool({ ...base, annotations, timeoutMs: 10_000 });
+    expect(tool).toMatchObject({ name: "get_weather", description: base.description, inputKind: "zod", timeoutMs: 10_000 });
+    expect(tool.annotations).toEqual(annotations);
+    expect(tool.annotations).not.toBe(annotations);
+    expect(tool.inputSchema).toBe(base.inputSchema);
     expect(tool.jsonSchema).toEqual({
       type: "object",
       properties: { city: { type: "string" } },
       required: ["city"],
     });
     expect(Object.isFrozen(tool)).toBe(true);
-    expect(Object.isFrozen(tool.hints)).toBe(true);
+    expect(Object.isFrozen(tool.annotations)).toBe(true);
     expect(Object.isFrozen(tool.jsonSchema)).toBe(true);
     expect(isClientTool(tool)).toBe(true);
     expect(isClientTool({ ...tool })).toBe(false);
   });
 
-  it("leaves label, hints and timeoutMs unset by default", () => {
+  it("leaves annotations and timeoutMs unset by default", () => {
     const tool = defineTool(base);
-    expect(tool.label).toBeUndefined();
     expect(tool.timeoutMs).toBeUndefined();
-    expect(tool.hints).toEqual({});
+    expect(tool.annotations).toEqual({});
+  });
+
+  it("validates with the zod schema through validateInput, synchronously", () => {
+    const tool = defineTool(base);
+    expect(tool.validateInput({ city: "Paris", extra: 1 })).toEqual({ ok: true, value: { city: "Paris" } });
+    expect(tool.validateInput({ city: 7 })).toEqual({
+      ok: false,
+      issues: [{ path: "city", message: "Invalid input: expected string, received number" }],
+    });
   });
 
   it.each(["", "has space", "dot.name", "naïve", "a".repeat(65), "slash/name"])("rejects the name %j", (name) => {
@@ -71,8 +81,15 @@ describe("defineTool", () => {
     },
   );
 
-  it("rejects an empty label", () => {
-    expect(invalidDefinition({ ...base, label: "" }).message).toContain("label");
+  it("rejects an empty annotations.title", () => {
+    expect(invalidDefinition({ ...base, annotations: { title: "" } }).message).toContain("annotations.title");
+  });
+
+  it("points the old option names to the new ones (no aliases)", () => {
+    const error = invalidDefinition({ ...base, input: base.inputSchema, hints: { readOnly: true }, label: "W" });
+    expect(error.message).toContain('"input" is now "inputSchema"');
+    expect(error.message).toContain('"hints" is now "annotations"');
+    expect(error.message).toContain('"label" is now "annotations.title"');
   });
 
   it.each([
@@ -81,39 +98,53 @@ describe("defineTool", () => {
     ["a union of objects", z.object({ a: z.string() }).or(z.object({ b: z.string() }))],
     ["a number", z.number()],
   ])("rejects %s as input (its JSON Schema is not type object)", (_label, input) => {
-    expect(invalidDefinition({ ...base, input }).message).toContain("must be an object schema");
+    expect(invalidDefinition({ ...base, inputSchema: input }).message).toContain("must be an object schema");
   });
 
   it("accepts any schema whose JSON Schema is an object: a record, a transformed object", () => {
-    expect(defineTool({ ...base, input: z.record(z.string(), z.number()), execute: () => "" }).jsonSchema.type).toBe("object");
+    expect(defineTool({ ...base, inputSchema: z.record(z.string(), z.number()), execute: () => "" }).jsonSchema.type).toBe("object");
     const transformed = z.object({ city: z.string() }).transform(({ city }) => city.toUpperCase());
-    expect(defineTool({ ...base, input: transformed, execute: (city) => city }).jsonSchema).toMatchObject({ type: "object" });
+    expect(defineTool({ ...base, inputSchema: transformed, execute: (city) => city }).jsonSchema).toMatchObject({ type: "object" });
   });
 
-  it("rejects an input that is not a zod schema", () => {
-    expect(invalidDefinition({ ...base, input: { type: "object", properties: {} } }).message).toContain("zod schema");
-    invalidDefinition({ ...base, input: undefined });
+  it("rejects an inputSchema that is none of zod, Standard Schema or JSON Schema", () => {
+    for (const inputSchema of [undefined, null, "object", 7, [], new Map()]) {
+      expect(invalidDefinition({ ...base, inputSchema }).message).toContain("inputSchema must be a zod schema");
+    }
+  });
+
+  it("refuses jsonSchema and validate beside a zod schema (zod generates and validates)", () => {
+    expect(invalidDefinition({ ...base, jsonSchema: { type: "object" } }).message).toContain("jsonSchema is generated from a zod schema");
+    expect(invalidDefinition({ ...base, validate: false }).message).toContain("validate applies to a JSON Schema inputSchema only");
   });
 
   it("rejects a schema zod cannot express as JSON Schema, with zod's reason as the cause", () => {
-    const error = invalidDefinition({ ...base, input: z.object({ when: z.date() }) });
+    const error = invalidDefinition({ ...base, inputSchema: z.object({ when: z.date() }) });
     expect(error.message).toContain("Date cannot be represented");
     expect(error.cause).toBeInstanceOf(Error);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2_147_483_648, "1000"])("rejects timeoutMs %j", (timeoutMs) => {
-    expect(invalidDefinition({ ...base, timeoutMs }).message).toContain("timeoutMs");
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 300_001, 2_147_483_647, "1000"])("rejects timeoutMs %j", (timeoutMs) => {
+    expect(invalidDefinition({ ...base, timeoutMs }).message).toContain("timeoutMs must be a positive integer up to 300000");
   });
 
-  it("accepts timeoutMs up to the largest timer delay", () => {
-    expect(defineTool({ ...base, timeoutMs: 2_147_483_647 }).timeoutMs).toBe(2_147_483_647);
+  it("says why a timeoutMs above the runtime's 300 s wait is refused", () => {
+    expect(invalidDefinition({ ...base, timeoutMs: 600_000 }).message).toContain(
+      "the runtime stops waiting for a client tool after 300 s, so a longer deadline could never be reached",
+    );
   });
 
-  it("rejects bad hints", () => {
-    expect(invalidDefinition({ ...base, hints: { readOnly: "yes" } }).message).toContain("hints.readOnly");
-    expect(invalidDefinition({ ...base, hints: { readonly: true } }).message).toContain('unknown hint "readonly"');
-    expect(invalidDefinition({ ...base, hints: { readOnly: true, destructive: true } }).message).toContain("cannot both");
-    invalidDefinition({ ...base, hints: [] });
+  it("accepts timeoutMs up to the runtime's own 300 s wait", () => {
+    expect(defineTool({ ...base, timeoutMs: 300_000 }).timeoutMs).toBe(300_000);
+    expect(defineTool({ ...base, timeoutMs: 1 }).timeoutMs).toBe(1);
+  });
+
+  it("rejects bad annotations", () => {
+    expect(invalidDefinition({ ...base, annotations: { readOnlyHint: "yes" } }).message).toContain("annotations.readOnlyHint");
+    expect(invalidDefinition({ ...base, annotations: { readOnly: true } }).message).toContain('unknown annotation "readOnly"');
+    expect(invalidDefinition({ ...base, annotations: { readOnlyHint: true, destructiveHint: true } }).message).toContain("cannot both");
+    expect(invalidDefinition({ ...base, annotations: { title: 7 } }).message).toContain("annotations.title");
+    invalidDefinition({ ...base, annotations: [] });
   });
 
   it("rejects a missing execute", () => {

@@ -18,7 +18,7 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
 }
 
 function toolReturning(execute: () => ToolReturnValue | PromiseLike<ToolReturnValue>) {
-  return defineTool({ name: "t", description: "d", input: z.object({}), execute });
+  return defineTool({ name: "t", description: "d", inputSchema: z.object({}), execute });
 }
 
 describe("executeTool", () => {
@@ -27,7 +27,7 @@ describe("executeTool", () => {
       callContext.progress("looking");
       return `sunny in ${input.city}`;
     });
-    const tool = defineTool({ name: "w", description: "d", input: z.object({ city: z.string() }), execute });
+    const tool = defineTool({ name: "w", description: "d", inputSchema: z.object({ city: z.string() }), execute });
     const progress = vi.fn();
     const callContext = context({ progress });
     await expect(executeTool(tool, { city: "Paris" }, callContext)).resolves.toEqual({

@@ -8,7 +8,7 @@ function registryWith() {
   const order = defineTool({
     name: "place_order",
     description: "Places an order",
-    input: z.object({
+    inputSchema: z.object({
       city: z.string(),
       quantity: z.number().int().min(1).default(1),
       items: z.array(z.object({ name: z.string(), notes: z.string().optional() })),
@@ -16,7 +16,7 @@ function registryWith() {
     }),
     execute,
   });
-  const ping = defineTool({ name: "ping", description: "Ping", input: z.object({}), execute: () => "pong" });
+  const ping = defineTool({ name: "ping", description: "Ping", inputSchema: z.object({}), execute: () => "pong" });
   return { registry: new ToolRegistry([order, ping]), execute };
 }
 
@@ -83,8 +83,8 @@ describe("validation by the tool's own schema (through the call path)", () => {
   });
 
   it("lets the schema alone decide: unknown keys reach a strict schema, which refuses them", async () => {
-    const strict = defineTool({ name: "strict", description: "d", input: z.strictObject({ a: z.string() }), execute: () => "" });
-    const loose = defineTool({ name: "loose", description: "d", input: z.looseObject({ a: z.string() }), execute: (input) => JSON.stringify(input) });
+    const strict = defineTool({ name: "strict", description: "d", inputSchema: z.strictObject({ a: z.string() }), execute: () => "" });
+    const loose = defineTool({ name: "loose", description: "d", inputSchema: z.looseObject({ a: z.string() }), execute: (input) => JSON.stringify(input) });
     const registry = new ToolRegistry([strict, loose]);
     await expect(runTool(registry, "strict", { a: "x", b: 1 })).resolves.toMatchObject({
       kind: "invalid-input",
@@ -94,7 +94,7 @@ describe("validation by the tool's own schema (through the call path)", () => {
   });
 
   it("reports a schema that cannot run synchronously instead of throwing", async () => {
-    const asyncCheck = defineTool({ name: "async_check", description: "d", input: z.object({ a: z.string() }).refine(async () => true), execute: () => "" });
+    const asyncCheck = defineTool({ name: "async_check", description: "d", inputSchema: z.object({ a: z.string() }).refine(async () => true), execute: () => "" });
     await expect(runTool(new ToolRegistry([asyncCheck]), "async_check", { a: "x" })).resolves.toMatchObject({
       kind: "invalid-input",
       issues: [{ path: "(root)", message: expect.stringContaining("input schema failed to run") }],

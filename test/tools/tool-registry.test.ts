@@ -1,16 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, ToolRegistry, type ClientTool } from "../../src/tools/index.js";
+import { advertisedTimeoutMs, defineTool, ToolRegistry, type ClientTool } from "../../src/tools/index.js";
 import { externalToolsGroupSchema } from "../../src/wire/index.js";
 
 const weather = defineTool({
   name: "get_weather",
-  label: "Weather",
   description: "Current weather for a city",
-  input: z.object({ city: z.string().describe("City name") }),
+  inputSchema: z.object({ city: z.string().describe("City name") }),
+  annotations: { title: "Weather", readOnlyHint: true },
+  timeoutMs: 10_000,
   execute: ({ city }) => city,
 });
-const clock = defineTool({ name: "clock", description: "The time", input: z.object({}), execute: () => "noon" });
+const clock = defineTool({ name: "clock", description: "The time", inputSchema: z.object({}), execute: () => "noon" });
 
 describe("ToolRegistry", () => {
   it("looks tools up by exact name and lists names in registration order", () => {
@@ -24,7 +25,7 @@ describe("ToolRegistry", () => {
   });
 
   it("throws DUPLICATE_TOOL_NAME naming both positions", () => {
-    const twin = defineTool({ name: "clock", description: "Another clock", input: z.object({}), execute: () => "" });
+    const twin = defineTool({ name: "clock", description: "Another clock", inputSchema: z.object({}), execute: () => "" });
     expect(() => new ToolRegistry([clock, weather, twin])).toThrow(
       expect.objectContaining({ code: "DUPLICATE_TOOL_NAME", message: expect.stringContaining("tools[0] and tools[2]") }),
     );
@@ -39,8 +40,8 @@ describe("ToolRegistry", () => {
     expect(() => new ToolRegistry(null as unknown as ClientTool[])).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
   });
 
-  it("builds one unscoped wire group with every tool", () => {
-    const groups = new ToolRegistry([weather, clock]).toWireGroups();
+  it("builds one unscoped wire group with every tool: the title as label, the tool's timeout or the session default", () => {
+    const groups = new ToolRegistry([weather, clock]).toWireGroups(60_000);
     expect(groups).toEqual([
       {
         tools: [
@@ -53,8 +54,9 @@ describe("ToolRegistry", () => {
               properties: { city: { type: "string", description: "City name" } },
               required: ["city"],
             },
+            timeout_ms: 10_000,
           },
-          { name: "clock", description: "The time", parameters: { type: "object", properties: {} } },
+          { name: "clock", description: "The time", parameters: { type: "object", properties: {} }, timeout_ms: 60_000 },
         ],
       },
     ]);
@@ -67,7 +69,18 @@ describe("ToolRegistry", () => {
     const registry = new ToolRegistry();
     expect(registry.size).toBe(0);
     expect(registry.names()).toEqual([]);
-    expect(registry.toWireGroups()).toEqual([]);
+    expect(registry.toWireGroups(60_000)).toEqual([]);
+  });
+
+  it("advertises timeout_ms clamped to the 1,000-300,000 ms the runtime accepts", () => {
+    const quick = defineTool({ name: "quick", description: "d", inputSchema: z.object({}), timeoutMs: 500, execute: () => "" });
+    const advertised = (tool: ClientTool, sessionDefault: number) => new ToolRegistry([tool]).toWireGroups(sessionDefault)[0]!.tools[0]!.timeout_ms;
+    expect(advertised(quick, 60_000)).toBe(1_000);
+    expect(advertised(clock, 900_000)).toBe(300_000);
+    expect(advertised(clock, 1)).toBe(1_000);
+    expect(advertised(clock, 1_500.2)).toBe(1_501);
+    expect(advertisedTimeoutMs(Number.POSITIVE_INFINITY)).toBe(300_000);
+    expect(advertisedTimeoutMs(300_000)).toBe(300_000);
   });
 
   it("accepts any iterable", () => {

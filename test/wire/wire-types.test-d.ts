@@ -20,7 +20,13 @@ describe("wire types", () => {
   it("match the shared contract", () => {
     expectTypeOf<WireContentBlock>().toEqualTypeOf<{ type: "text"; text: string } | { type: "image"; data: string; mimeType: string }>();
     expectTypeOf<RuntimeScope>().toEqualTypeOf<{ agent_id: string; conversation_id: string }>();
-    expectTypeOf<ExternalToolDefinition>().toEqualTypeOf<{ name: string; label?: string | undefined; description: string; parameters: Record<string, unknown> }>();
+    expectTypeOf<ExternalToolDefinition>().toEqualTypeOf<{
+      name: string;
+      label?: string | undefined;
+      description: string;
+      parameters: Record<string, unknown>;
+      timeout_ms?: number | undefined;
+    }>();
     expectTypeOf<ExternalToolsGroup>().toEqualTypeOf<{ scope_id?: string | undefined; tools: ExternalToolDefinition[] }>();
     expectTypeOf<FrameEnvelope>().toEqualTypeOf<{ seq?: number; event_seq?: number; idempotency_key?: string }>();
     expectTypeOf(decodeFrame).toEqualTypeOf<(text: string, options?: { maxDepth?: number }) => DecodedFrame>();

@@ -1,0 +1,218 @@
+/**
+ * One live connection to an MCP server, for one session: the SDK's `Client`
+ * over our stdio transport (or the SDK's Streamable HTTP transport), the
+ * server's tools as client tools, and the server's state.
+ *
+ * - Listing reads every page (`nextCursor`) and is redone on
+ *   `notifications/tools/list_changed` (one listing at a time; a change during
+ *   a listing lists again after it).
+ * - A call goes out as `tools/call` with the call's signal: when the SDK gives
+ *   up on the call (timeout, abort, close) the SDK sends MCP's
+ *   `notifications/cancelled`.
+ * - A server that stops (a crashed child, a closed connection) makes every
+ *   one of its tools answer an error that says so, and is reported once to
+ *   the session (`TOOL_SOURCE_FAILED`); the session stays up.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ToolrelayError } from "../errors.js";
+import type { ClientTool, OpenToolSource, ToolResult } from "../tools/index.js";
+import { mcpClientTool } from "./mcp-client-tool.js";
+import { McpStdioTransport } from "./mcp-stdio-transport.js";
+import type { McpToolInfo, ResolvedMcpOptions } from "./mcp-tools-options.js";
+import { mcpToolResult, type McpCallResult } from "./mcp-tool-result.js";
+
+/** The SDK's own request timer runs this much longer than the call's deadline, so the session's timeout answers first. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+/** A server that pages forever is stopped here. */
+const MAX_LIST_PAGES = 1_000;
+const CLIENT_INFO = { name: "toolrelay", version: "0.1.0" };
+
+export class McpConnection implements OpenToolSource {
+  readonly #options: ResolvedMcpOptions;
+  readonly #client: Client;
+  readonly #transport: Transport;
+  #tools: readonly ClientTool[] = [];
+  #changeListeners: Array<() => void> = [];
+  #errorListeners: Array<(error: ToolrelayError) => void> = [];
+  /** Why the server cannot be called any more (set once). */
+  #down: string | undefined;
+  #closing = false;
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
+
+  private constructor(options: ResolvedMcpOptions) {
+    this.#options = options;
+    this.#transport =
+      options.kind === "stdio"
+        ? new McpStdioTransport({ command: options.command, args: options.args, env: options.env, cwd: options.cwd })
+        : new StreamableHTTPClientTransport(options.url, { requestInit: { headers: options.headers } });
+    this.#client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.#client.onclose = () => this.#markDown();
+    this.#client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#relist());
+  }
+
+  /**
+   * Start the server (or connect), `initialize`, and list its tools, within
+   * `startTimeoutMs`. Rejects with `TOOL_SOURCE_FAILED` (after stopping what
+   * it started) or `INVALID_TOOL_DEFINITION` for a tool that cannot be a
+   * client tool.
+   */
+  static async open(options: ResolvedMcpOptions, signal: AbortSignal): Promise<McpConnection> {
+    const connection = new McpConnection(options);
+    const deadline = Date.now() + options.startTimeoutMs;
+    const remaining = () => Math.max(1, deadline - Date.now());
+    try {
+      await connection.#client.connect(connection.#transport, { timeout: remaining(), signal });
+      connection.#tools = await connection.#listTools({ timeout: remaining(), signal });
+      return connection;
+    } catch (error) {
+      const reason = connection.#exitDescription() ?? (error instanceof Error ? error.message : String(error));
+      await connection.close();
+      if (error instanceof ToolrelayError) throw error;
+      throw new ToolrelayError("TOOL_SOURCE_FAILED", `${connection.label} did not start: ${reason.replace(/\.$/, "")}.${connection.#stderrNote()}`, {
+        cause: error,
+        details: connection.#details(),
+      });
+    }
+  }
+
+  /** `MCP server "<name>"`. */
+  get label(): string {
+    return `MCP server "${this.#options.name}"`;
+  }
+
+  /** The child's process id (stdio only). */
+  get pid(): number | undefined {
+    return this.#transport instanceof McpStdioTransport ? this.#transport.pid : undefined;
+  }
+
+  get tools(): readonly ClientTool[] {
+    return this.#tools;
+  }
+
+  onToolsChanged(listener: () => void): void {
+    this.#changeListeners.push(listener);
+  }
+
+  onError(listener: (error: ToolrelayError) => void): void {
+    this.#errorListeners.push(listener);
+  }
+
+  /** Call one tool by its MCP name. Throws (a tool error for the model) when the server is down or the call fails. */
+  async callTool(mcpName: string, input: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    if (this.#down !== undefined) throw new Error(this.#down);
+    try {
+      const result = await this.#client.callTool({ name: mcpName, arguments: input }, undefined, {
+        signal,
+        timeout: this.#options.callTimeoutMs + SDK_TIMEOUT_MARGIN_MS,
+      });
+      return mcpToolResult(result as McpCallResult);
+    } catch (error) {
+      // The server died under the call: say that, not the SDK's "Connection closed".
+      if (this.#down !== undefined) throw new Error(this.#down);
+      throw error;
+    }
+  }
+
+  /** Close the client and end the server process (its whole process group). Never rejects. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.#client.close().catch(() => undefined);
+    await this.#transport.close().catch(() => undefined);
+  }
+
+  async #listTools(options: { timeout: number; signal?: AbortSignal }): Promise<ClientTool[]> {
+    const listed: McpToolInfo[] = [];
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
+      listed.push(...(result.tools as McpToolInfo[]));
+      cursor = result.nextCursor;
+      if (cursor === undefined) return this.#clientTools(listed);
+      if (cursors.has(cursor)) throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
+      cursors.add(cursor);
+    }
+    throw new Error(`tools/list did not end within ${MAX_LIST_PAGES} pages`);
+  }
+
+  #clientTools(listed: readonly McpToolInfo[]): ClientTool[] {
+    const offered = this.#options.filter ? listed.filter((tool) => this.#options.filter!(tool)) : listed;
+    return offered.map((tool) =>
+      mcpClientTool(tool, {
+        prefix: this.#options.prefix,
+        server: this.label,
+        timeoutMs: this.#options.callTimeoutMs,
+        call: (name, input, signal) => this.callTool(name, input, signal),
+      }),
+    );
+  }
+
+  /** Follow `notifications/tools/list_changed`: one listing at a time, again if another change came meanwhile. */
+  #relist(): void {
+    if (this.#closing || this.#down !== undefined) return;
+    if (this.#listing) {
+      this.#listAgain = true;
+      return;
+    }
+    this.#listing = (async () => {
+      do {
+        this.#listAgain = false;
+        try {
+          const tools = await this.#listTools({ timeout: this.#options.startTimeoutMs });
+          if (this.#closing) return;
+          this.#tools = tools;
+          for (const listener of this.#changeListeners) listener();
+        } catch (error) {
+          if (this.#closing) return;
+          this.#report(
+            error instanceof ToolrelayError
+              ? error
+              : new ToolrelayError("TOOL_SOURCE_FAILED", `${this.label} changed its tools but listing them failed; the previous tools stay: ${errorMessage(error)}`, {
+                  cause: error,
+                }),
+          );
+        }
+      } while (this.#listAgain && !this.#closing);
+    })().finally(() => {
+      this.#listing = undefined;
+    });
+  }
+
+  /** `exited with code 3`, `was killed by SIGKILL`, or `undefined` while the child runs (or for HTTP). */
+  #exitDescription(): string | undefined {
+    const exit = this.#transport instanceof McpStdioTransport ? this.#transport.exit : undefined;
+    if (!exit) return undefined;
+    return exit.signal ? `it was killed by ${exit.signal}` : `it exited with code ${String(exit.code)}`;
+  }
+
+  #markDown(): void {
+    if (this.#down !== undefined || this.#closing) return;
+    const how = this.#exitDescription()?.replace(/^it /, "") ?? "closed the connection";
+    // The model reads this; the server's stderr goes to the session's error event only.
+    this.#down = `${this.label} ${how}; its tools cannot be called in this session.`;
+    this.#report(new ToolrelayError("TOOL_SOURCE_FAILED", `${this.#down}${this.#stderrNote()}`, { details: this.#details() }));
+  }
+
+  #report(error: ToolrelayError): void {
+    for (const listener of this.#errorListeners) listener(error);
+  }
+
+  #stderrNote(): string {
+    if (!(this.#transport instanceof McpStdioTransport)) return "";
+    const tail = this.#transport.stderrTail().trim();
+    return tail === "" ? "" : ` Its last output: ${tail.slice(-600)}`;
+  }
+
+  #details(): Record<string, unknown> {
+    const exit = this.#transport instanceof McpStdioTransport ? this.#transport.exit : undefined;
+    return { server: this.#options.name, ...(exit ? { exitCode: exit.code, signal: exit.signal } : {}) };
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

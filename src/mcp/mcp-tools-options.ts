@@ -1,0 +1,159 @@
+/**
+ * Options of `mcpTools()`: where the server is (a command to start, or a
+ * Streamable HTTP URL), and the bounds of its calls. Explicit configuration
+ * only: there is no default server, no config file is read, and nothing of
+ * this process's environment reaches a child unless named.
+ */
+import { ToolrelayError } from "../errors.js";
+import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
+
+/** One tool as the MCP server lists it (the fields `filter` may look at). */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface McpCommonOptions {
+  /** Names the server in errors and events. Default: the command's file name, or the URL's host. */
+  name?: string;
+  /**
+   * Put before every tool name, e.g. `"fs_"` → `fs_read_text_file`: letters,
+   * digits, `_` and `-`, at most 32 characters. Characters of an MCP tool name
+   * the runtime does not accept (`.`, `/`, ...) become `_`. Default `""`.
+   */
+  prefix?: string;
+  /** Deadline of one `tools/call`, in ms: an integer in 1–300_000. On expiry MCP's cancellation is sent. Default 60_000. */
+  callTimeoutMs?: number;
+  /** Deadline to start: spawn or connect, `initialize`, and list every page of tools, in ms. Default 30_000. */
+  startTimeoutMs?: number;
+  /** Which of the server's tools to offer (called on every listing). Default: all of them. */
+  filter?: (tool: McpToolInfo) => boolean;
+}
+
+/** A server started as a child process, spoken to over stdio. */
+export interface McpStdioOptions extends McpCommonOptions {
+  /** The executable, looked up on `PATH`. Required. */
+  command: string;
+  /** Its arguments. Default `[]`. */
+  args?: readonly string[];
+  /**
+   * The child's environment. Only these variables and `PATH` (on Windows also
+   * `SYSTEMROOT`, `PATHEXT`, `COMSPEC`, `TEMP`, `TMP`, `SYSTEMDRIVE`, `WINDIR`)
+   * are set: nothing else of this process is inherited. Name what the server
+   * needs, e.g. `{ HOME: process.env.HOME! }` for `npx`. Default `{}`.
+   */
+  env?: Readonly<Record<string, string>>;
+  /** The child's working directory. Default: this process's. */
+  cwd?: string;
+}
+
+/** A server reached over MCP Streamable HTTP. */
+export interface McpHttpOptions extends McpCommonOptions {
+  /** The server's MCP endpoint, `http:` or `https:`. Required. */
+  url: string | URL;
+  /** Sent with every request (e.g. `Authorization`). Default `{}`. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+export type McpToolsOptions = McpStdioOptions | McpHttpOptions;
+
+/** The options after checking, with defaults filled in. */
+export type ResolvedMcpOptions =
+  | (ResolvedCommon & { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd: string | undefined })
+  | (ResolvedCommon & { kind: "http"; url: URL; headers: Record<string, string> });
+
+interface ResolvedCommon {
+  name: string;
+  prefix: string;
+  callTimeoutMs: number;
+  startTimeoutMs: number;
+  filter: ((tool: McpToolInfo) => boolean) | undefined;
+}
+
+const COMMON_KEYS = ["name", "prefix", "callTimeoutMs", "startTimeoutMs", "filter"];
+const STDIO_KEYS = new Set([...COMMON_KEYS, "command", "args", "env", "cwd"]);
+const HTTP_KEYS = new Set([...COMMON_KEYS, "url", "headers"]);
+
+/** Check `options`; throws `ToolrelayError("INVALID_OPTIONS")` naming the option. */
+export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions {
+  if (typeof options !== "object" || options === null) fail("mcpTools() needs options: { command, args, env } or { url, headers }");
+  const record = options as unknown as Record<string, unknown>;
+  const hasCommand = record.command !== undefined;
+  const hasUrl = record.url !== undefined;
+  if (hasCommand === hasUrl) fail("mcpTools() takes either command (a stdio server) or url (a Streamable HTTP server), exactly one");
+  const allowed = hasCommand ? STDIO_KEYS : HTTP_KEYS;
+  const unknown = Object.keys(record).filter((key) => !allowed.has(key));
+  if (unknown.length > 0) fail(`mcpTools(): unknown option${unknown.length > 1 ? "s" : ""} ${unknown.map((key) => `"${key}"`).join(", ")}`);
+  const common = resolveCommon(record);
+  if (hasCommand) {
+    const { command, args, env, cwd } = record;
+    if (typeof command !== "string" || command.trim() === "") fail("mcpTools(): command must be a non-empty string");
+    if (args !== undefined && !(Array.isArray(args) && args.every((item) => typeof item === "string"))) fail("mcpTools(): args must be an array of strings");
+    if (cwd !== undefined && (typeof cwd !== "string" || cwd === "")) fail("mcpTools(): cwd must be a non-empty string");
+    return {
+      kind: "stdio",
+      ...common,
+      name: common.name || baseName(command),
+      command,
+      args: [...((args as string[] | undefined) ?? [])],
+      env: stringRecord(env, "env"),
+      cwd: cwd as string | undefined,
+    };
+  }
+  let url: URL;
+  try {
+    url = new URL(String(record.url));
+  } catch {
+    return fail(`mcpTools(): url ${JSON.stringify(String(record.url))} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") fail(`mcpTools(): url must be http: or https:, got ${url.protocol}`);
+  return { kind: "http", ...common, name: common.name || url.host, url, headers: stringRecord(record.headers, "headers") };
+}
+
+function resolveCommon(record: Record<string, unknown>): ResolvedCommon {
+  const { name, prefix, callTimeoutMs, startTimeoutMs, filter } = record;
+  if (name !== undefined && (typeof name !== "string" || name.trim() === "")) fail("mcpTools(): name must be a non-empty string");
+  if (prefix !== undefined && (typeof prefix !== "string" || !/^[a-zA-Z0-9_-]{0,32}$/.test(prefix))) {
+    fail('mcpTools(): prefix must be at most 32 letters, digits, "_" or "-"');
+  }
+  if (callTimeoutMs !== undefined && !isIntegerIn(callTimeoutMs, 1, MAX_TOOL_TIMEOUT_MS)) {
+    fail(`mcpTools(): callTimeoutMs must be an integer in 1-${MAX_TOOL_TIMEOUT_MS} (the runtime waits 300 s at most), got ${String(callTimeoutMs)}`);
+  }
+  if (startTimeoutMs !== undefined && !isIntegerIn(startTimeoutMs, 1, 2_147_483_647)) {
+    fail(`mcpTools(): startTimeoutMs must be a positive integer, got ${String(startTimeoutMs)}`);
+  }
+  if (filter !== undefined && typeof filter !== "function") fail("mcpTools(): filter must be a function");
+  return {
+    name: (name as string | undefined) ?? "",
+    prefix: (prefix as string | undefined) ?? "",
+    callTimeoutMs: (callTimeoutMs as number | undefined) ?? 60_000,
+    startTimeoutMs: (startTimeoutMs as number | undefined) ?? 30_000,
+    filter: filter as ResolvedCommon["filter"],
+  };
+}
+
+function stringRecord(value: unknown, option: string): Record<string, string> {
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) fail(`mcpTools(): ${option} must be an object of strings`);
+  const result: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== "string") fail(`mcpTools(): ${option}.${key} must be a string`);
+    result[key] = item;
+  }
+  return result;
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+function baseName(command: string): string {
+  return command.split(/[\\/]/).pop() || command;
+}
+
+function fail(message: string): never {
+  throw new ToolrelayError("INVALID_OPTIONS", message);
+}
