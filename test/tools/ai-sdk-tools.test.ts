@@ -91,7 +91,7 @@ describe("fromAiSdkTools", () => {
     });
     expect(await executeTool(progress!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "finished" }] });
     expect(await executeTool(shaped!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "3 rows" }] });
-    expect(await executeTool(failing!, {}, context())).toEqual({ kind: "tool-error", message: "quota exceeded", content: [{ type: "text", text: "quota exceeded" }] });
+    expect(await executeTool(failing!, {}, context())).toEqual({ kind: "tool-error", message: "quota exceeded", content: [{ type: "text", text: "Error: tool failing reported an error: quota exceeded" }] });
   });
 
   it("refuses a tool without execute, and a non-schema inputSchema", () => {
