@@ -59,7 +59,6 @@ export class Environment {
   #requests = new RequestOwners();
   #commands: SdkCommands;
   #sdkQueues = new Set<InboundQueue>();
-  #listenerCongested = false;
   #graceTimer: TimerHandle | undefined;
   #removed = false;
 
@@ -170,7 +169,7 @@ export class Environment {
       handle: (frame) => this.#commands.handle(attached, channel, socket, frame),
     });
     this.#sdkQueues.add(queue);
-    if (this.#listenerCongested) queue.hold("congestion");
+    if (this.listener.congested) queue.hold("congestion");
     socket.on("message", (data, isBinary) => {
       if (!isBinary) queue.push(data as Buffer);
     });
@@ -236,7 +235,6 @@ export class Environment {
   }
 
   #setCongested(congested: boolean): void {
-    this.#listenerCongested = congested;
     for (const queue of this.#sdkQueues) {
       if (congested) queue.hold("congestion");
       else queue.release("congestion");
@@ -316,6 +314,7 @@ export class Environment {
       sdkSessions: this.#sessions.size,
       outstandingCalls: this.#router.pending(),
       queuedCommands: this.listener.queuedCommands,
+      listenerCongested: this.listener.congested,
     };
   }
 }

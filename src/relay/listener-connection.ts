@@ -85,6 +85,11 @@ export class ListenerConnection {
     return this.#queue.length;
   }
 
+  /** Whether the relay stopped reading the environment's SDK sockets because the listener is slow to read. */
+  get congested(): boolean {
+    return this.#congested;
+  }
+
   /** Takes a freshly upgraded listener socket. */
   attach(socket: WebSocket, params: ListenerSocketParams): void {
     const channel = params.channel === "single" ? undefined : params.channel;

@@ -29,6 +29,8 @@ export interface RelayEnvironmentInfo {
   outstandingCalls: string[];
   /** Commands held for the listener while it reconnects. */
   queuedCommands: number;
+  /** The listener is slow to read: the relay stopped reading the environment's SDK sockets until it catches up. */
+  listenerCongested: boolean;
 }
 
 export interface SdkSocketEvent {
