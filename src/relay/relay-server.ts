@@ -245,6 +245,9 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
       return sendJson(response, 200, registry.list(tenant).map((environment) => environment.info()));
     }
     if (url.pathname === "/_relay/stats" && request.method === "GET") {
+      // `?gc=1` collects garbage first when the process runs with --expose-gc (memory tests read what is retained).
+      const collect = (globalThis as { gc?: () => void }).gc;
+      if (url.searchParams.get("gc") === "1" && collect) collect();
       return sendJson(response, 200, { memory: process.memoryUsage(), tenant: tenant.usage(), connections: guard.stats() });
     }
     if (request.method !== "POST") return sendError(response, 405, "use POST");

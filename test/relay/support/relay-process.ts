@@ -25,18 +25,18 @@ export interface RelayProcess {
   url: string;
   port: number;
   pid: number;
-  /** `GET /_relay/stats` as `apiKey`'s tenant: process memory, that tenant's usage, connection counters. */
-  stats(apiKey: string): Promise<RelayStatsAnswer>;
+  /** `GET /_relay/stats` as `apiKey`'s tenant: process memory, that tenant's usage, connection counters; `gc` collects garbage first (needs `--expose-gc`). */
+  stats(apiKey: string, options?: { gc?: boolean }): Promise<RelayStatsAnswer>;
   output(): string;
   stop(): Promise<void>;
 }
 
 /** Starts the relay CLI with `tenants` (name → keys) and extra flags; test hooks are on. */
-export async function startRelayProcess(tenants: Record<string, string[]>, args: string[] = []): Promise<RelayProcess> {
+export async function startRelayProcess(tenants: Record<string, string[]>, args: string[] = [], nodeFlags: string[] = []): Promise<RelayProcess> {
   const folder = mkdtempSync(join(tmpdir(), "toolrelay-relay-"));
   const keysFile = join(folder, "keys");
   writeFileSync(keysFile, Object.entries(tenants).flatMap(([tenant, keys]) => keys.map((key) => `${tenant} ${key}`)).join("\n"));
-  const child = spawn(process.execPath, [...NODE_FLAGS, "--import", "tsx", BIN, "--api-keys-file", keysFile, "--enable-test-hooks", ...args], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, "--import", "tsx", BIN, "--api-keys-file", keysFile, "--enable-test-hooks", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -75,8 +75,8 @@ export async function startRelayProcess(tenants: Record<string, string[]>, args:
     url: httpUrl.replace(/^http/, "ws"),
     port: Number(new URL(httpUrl).port),
     pid: child.pid ?? -1,
-    async stats(apiKey) {
-      const { status, json } = await httpJson(`${httpUrl}/_relay/stats`, { headers: { authorization: `Bearer ${apiKey}` } });
+    async stats(apiKey, options = {}) {
+      const { status, json } = await httpJson(`${httpUrl}/_relay/stats${options.gc ? "?gc=1" : ""}`, { headers: { authorization: `Bearer ${apiKey}` } });
       if (status !== 200) throw new Error(`/_relay/stats: HTTP ${status}`);
       return json as RelayStatsAnswer;
     },
