@@ -13,7 +13,8 @@ import { ListenerConnection, type ListenerSocketParams } from "./listener-connec
 import type { RelayEmit, RelayEnvironmentInfo } from "./relay-events.js";
 import type { RelayFrame } from "./relay-frame.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
-import { channelForType, isResponseType, type Channel } from "./relay-routing.js";
+import { routeListenerFrame } from "./listener-frames.js";
+import type { Channel } from "./relay-routing.js";
 import { RequestOwners } from "./request-owners.js";
 import { mergeBinding, type RuntimeBinding } from "./runtime-binding.js";
 import { SdkCommands } from "./sdk-commands.js";
@@ -156,7 +157,6 @@ export class Environment {
         maxUnackedBytes: options.maxUnackedBytes,
         timers: options.timers,
         logger: options.logger,
-        onDetached: () => {},
         onClosed: (closed) => this.#sessionClosed(closed),
       });
       this.#sessions.set(session.identity, session);
@@ -207,31 +207,19 @@ export class Environment {
 
   /** A frame from a current listener socket. */
   #handleListenerFrame(frame: RelayFrame, socketChannel: Channel | undefined): void {
-    const channel = socketChannel ?? channelForType(frame.type);
-    const { connectionId } = this.identity;
-    const { emit, options } = this.#context;
-    if (frame.type === "external_tool_call_request" && frame.requestId) {
-      const outcome = this.#router.request(frame);
-      emit("tool-call-requested", { connectionId, requestId: frame.requestId, delivered: outcome === "delivered" });
-      return;
-    }
-    if (isResponseType(frame.type)) {
-      const pending = frame.requestId === undefined ? undefined : this.#requests.take(frame.requestId);
-      if (!pending || pending.session.isClosed) {
-        options.logger.debug("relay: response for no waiting SDK session dropped", { connectionId, type: frame.type });
-        return;
-      }
-      if (frame.type === "runtime_start_response" && pending.type === "runtime_start") this.#commands.startAnswered(pending, frame);
-      pending.session.deliver(channel, frame);
-      return;
-    }
-    let delivered = 0;
-    for (const session of [...this.#sessions.values()]) {
-      if (frame.runtimeKey !== undefined && session.runtimeKey !== frame.runtimeKey) continue;
-      session.deliver(channel, frame);
-      delivered++;
-    }
-    if (delivered === 0) options.logger.debug("relay: listener frame has no SDK session of its runtime", { connectionId, type: frame.type });
+    routeListenerFrame(
+      {
+        connectionId: this.identity.connectionId,
+        options: this.#context.options,
+        emit: this.#context.emit,
+        router: this.#router,
+        requests: this.#requests,
+        commands: this.#commands,
+        sessions: () => this.#sessions.values(),
+      },
+      frame,
+      socketChannel,
+    );
   }
 
   #setCongested(congested: boolean): void {
@@ -253,28 +241,17 @@ export class Environment {
     this.#graceTimer = undefined;
   }
 
-  /** Closes every SDK socket of the environment with `code`; returns how many sockets were closed. */
-  dropSdkSockets(code: number, reason: string): number {
-    let closed = 0;
+  /** Closes every SDK socket of the environment with `code` (or cuts it without a close frame: `"terminate"`); returns how many. */
+  dropSdkSockets(how: { code: number; reason: string } | "terminate"): number {
+    let count = 0;
     for (const session of this.#sessions.values()) {
       for (const socket of session.sockets()) {
-        socket.close(code, reason);
-        closed++;
+        if (how === "terminate") socket.terminate();
+        else socket.close(how.code, how.reason);
+        count++;
       }
     }
-    return closed;
-  }
-
-  /** Cuts every SDK socket of the environment without a close frame; returns how many. */
-  terminateSdkSockets(): number {
-    let cut = 0;
-    for (const session of this.#sessions.values()) {
-      for (const socket of session.sockets()) {
-        socket.terminate();
-        cut++;
-      }
-    }
-    return cut;
+    return count;
   }
 
   /**

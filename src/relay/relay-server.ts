@@ -13,11 +13,12 @@ import { ToolrelayError } from "../errors.js";
 import { unrefTimer, type TimerHandle } from "../internal/timers.js";
 import { ConnectionGuard, type ConnectionStats } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
-import { ListenerRegistry, parseRegistration } from "./listener-registry.js";
+import { ListenerRegistry } from "./listener-registry.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import { authenticate, checkRequestOrigin } from "./relay-auth.js";
 import type { RelayEmit, RelayEnvironmentInfo, RelayEvents } from "./relay-events.js";
-import { closeReason, isSendableCloseCode, readJsonBody, refuseUpgrade, sendError, sendJson } from "./relay-http.js";
+import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
+import { handleRelayRequest } from "./relay-routes.js";
 import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
 import { upgradeKind, upgradeListener, upgradeSdk, type UpgradeContext } from "./relay-upgrade.js";
 import { resolveRelayOptions } from "./resolve-relay-options.js";
@@ -172,10 +173,8 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     const tenant = principal?.tenant;
     const environments = connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
     let count = 0;
-    for (const environment of environments) {
-      if (options.terminate) count += environment.terminateSdkSockets();
-      else count += environment.dropSdkSockets(code, closeReason(options.reason ?? "Relay dropped the status socket"));
-    }
+    const how = options.terminate ? "terminate" : { code, reason: closeReason(options.reason ?? "Relay dropped the status socket") };
+    for (const environment of environments) count += environment.dropSdkSockets(how);
     return count;
   }
 
@@ -199,78 +198,22 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     options.logger.info("relay: stopped");
   }
 
-  /** HTTP routes. */
-  async handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { options, registry, directory, emit } = this.#parts;
-    const url = new URL(request.url ?? "/", "http://relay.invalid");
-    options.logger.debug("relay: http request", { method: request.method, path: url.pathname });
-    const refused = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
-    if (refused) return sendError(response, refused.status, refused.message);
-    if (url.pathname === "/healthz" && request.method === "GET") return sendJson(response, 200, { ok: true });
-    const auth = authenticate(request, url, directory, { allowQueryToken: false });
-    if ("refusal" in auth) return sendError(response, auth.refusal.status, auth.refusal.message);
-    const { principal } = auth;
-    if (url.pathname === "/v1/environments/register") {
-      if (request.method !== "POST") return sendError(response, 405, "use POST");
-      const body = await readJsonBody(request, options.maxBodyBytes);
-      if (!body.ok) return sendError(response, body.status, body.message);
-      const registration = parseRegistration(body.value);
-      if (typeof registration === "string") return sendError(response, 400, registration);
-      const outcome = registry.register(principal, registration, `ws://${request.headers.host}`);
-      if ("refusal" in outcome) {
-        emit("refused", { kind: outcome.refusal.kind, tenant: principal.tenant.name, connectionId: undefined, reason: outcome.refusal.message });
-        return sendError(response, outcome.refusal.status, outcome.refusal.message);
-      }
-      return sendJson(response, 200, outcome.answer);
-    }
-    if (url.pathname === "/v1/environments" && request.method === "GET") {
-      const connections = registry.list(principal.tenant).map(({ identity, listener, registeredAt }) => ({
-        id: identity.id,
-        connectionId: identity.connectionId,
-        deviceId: identity.deviceId,
-        connectionName: identity.connectionName,
-        connectedAt: (listener.connectedAt ?? registeredAt).toISOString(),
-      }));
-      return sendJson(response, 200, { connections, hasNextPage: false });
-    }
-    if (options.enableTestHooks && url.pathname.startsWith("/_relay/")) return this.#handleTestHook(request, response, url, principal);
-    return sendError(response, 404, "no such route");
-  }
-
-  /** The test hooks, each scoped to the caller's tenant. */
-  async #handleTestHook(request: IncomingMessage, response: ServerResponse, url: URL, principal: Principal): Promise<void> {
-    const { options, registry, guard, emit } = this.#parts;
-    const { tenant } = principal;
-    if (url.pathname === "/_relay/environments" && request.method === "GET") {
-      return sendJson(response, 200, registry.list(tenant).map((environment) => environment.info()));
-    }
-    if (url.pathname === "/_relay/stats" && request.method === "GET") {
-      // `?gc=1` collects garbage first when the process runs with --expose-gc (memory tests read what is retained).
-      const collect = (globalThis as { gc?: () => void }).gc;
-      if (url.searchParams.get("gc") === "1" && collect) collect();
-      return sendJson(response, 200, { memory: process.memoryUsage(), tenant: tenant.usage(), connections: guard.stats() });
-    }
-    if (request.method !== "POST") return sendError(response, 405, "use POST");
-    const body = await readJsonBody(request, options.maxBodyBytes);
-    if (!body.ok) return sendError(response, body.status, body.message);
-    const input = (typeof body.value === "object" && body.value !== null ? body.value : {}) as Record<string, unknown>;
-    const code = typeof input.code === "number" ? input.code : undefined;
-    const reason = typeof input.reason === "string" ? input.reason : undefined;
-    if (code !== undefined && !isSendableCloseCode(code)) return sendError(response, 400, "code is not a sendable close code");
-    const connectionId = typeof input.connectionId === "string" ? input.connectionId : undefined;
-    if (connectionId !== undefined && !registry.get(connectionId, tenant)) {
-      emit("refused", { kind: "environment-not-found", tenant: tenant.name, connectionId, reason: "environment not found" });
-      return sendError(response, 404, "environment not found");
-    }
-    if (url.pathname === "/_relay/close-listener") {
-      if (!connectionId) return sendError(response, 400, "connectionId is required");
-      return sendJson(response, 200, { closed: this.closeListener(connectionId, code, reason) });
-    }
-    if (url.pathname === "/_relay/drop-sdk-sockets") {
-      const dropped = this.#dropSdkSockets(principal, connectionId, { code, reason, terminate: input.terminate === true });
-      return sendJson(response, 200, { dropped });
-    }
-    return sendError(response, 404, "no such test hook");
+  /** HTTP routes (relay-routes.ts). */
+  handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { options, registry, directory, guard, emit } = this.#parts;
+    return handleRelayRequest(
+      {
+        options,
+        registry,
+        directory,
+        guard,
+        emit,
+        closeListener: (connectionId, code, reason) => this.closeListener(connectionId, code, reason),
+        dropSdkSockets: (principal, connectionId, drop) => this.#dropSdkSockets(principal, connectionId, drop),
+      },
+      request,
+      response,
+    );
   }
 
   /** WebSocket upgrades. */

@@ -35,8 +35,6 @@ export interface SdkSessionOptions {
   maxUnackedBytes: number;
   timers: Timers;
   logger: RelayLogger;
-  /** The last socket of the session went away (the resume window starts). */
-  onDetached(session: SdkSession): void;
   /** The session closed for good (expired, cut, or its environment went away). */
   onClosed(session: SdkSession, code: number): void;
 }
@@ -140,7 +138,6 @@ export class SdkSession implements UnackedHolder {
       if (!this.attached) this.close(RELAY_CLOSE.sessionExpired.code, RELAY_CLOSE.sessionExpired.reason);
     }, this.anonymous ? 0 : resumeWindowMs);
     unrefTimer(this.#resumeTimer);
-    this.#options.onDetached(this);
   }
 
   /**
