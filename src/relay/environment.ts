@@ -52,7 +52,7 @@ const ANONYMOUS_PAIRING_MS = 10_000;
 export class Environment {
   readonly identity: EnvironmentIdentity;
   readonly tenant: Tenant;
-  readonly registeredAt = new Date();
+  readonly registeredAt: Date;
   readonly listener: ListenerConnection;
   #context: EnvironmentContext;
   #sessions = new Map<string, SdkSession>();
@@ -68,6 +68,7 @@ export class Environment {
     this.tenant = tenant;
     this.#context = context;
     const { options, emit } = context;
+    this.registeredAt = new Date(options.timers.now());
     const { connectionId } = identity;
     this.listener = new ListenerConnection({
       connectionId,
@@ -77,6 +78,7 @@ export class Environment {
       maxQueuedCommandBytes: options.maxQueuedCommandBytes,
       maxBufferedBytes: options.maxListenerBufferedBytes,
       logger: options.logger,
+      timers: options.timers,
       onFrame: (frame, channel) => this.#handleListenerFrame(frame, channel),
       onCongestion: (congested) => this.#setCongested(congested),
       onReady: () => {

@@ -6,6 +6,7 @@
  * told to stop reading its SDK sockets (`onCongestion`) until half of it has drained.
  */
 import { WebSocket } from "ws";
+import type { Timers } from "../internal/timers.js";
 import type { FairScheduler } from "./fair-scheduler.js";
 import { InboundQueue } from "./inbound-queue.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
@@ -32,6 +33,8 @@ export interface ListenerConnectionOptions {
   maxQueuedCommandBytes: number;
   maxBufferedBytes: number;
   logger: RelayLogger;
+  /** For `connectedAt`. */
+  timers: Timers;
   /** A frame from a current listener socket (`channel` is the socket's, or `undefined` for a single socket). */
   onFrame(frame: RelayFrame, channel: Channel | undefined): void;
   /** The listener's write buffer went over (true) or back under half of (false) `maxBufferedBytes`. */
@@ -260,7 +263,7 @@ export class ListenerConnection {
 
   #markReady(): void {
     this.#isReady = true;
-    this.connectedAt = new Date();
+    this.connectedAt = new Date(this.#options.timers.now());
     const target = this.#commandSocket();
     const pending = this.#queue.splice(0);
     this.#queuedBytes = 0;
