@@ -35,8 +35,8 @@ interface Scenario {
 
 const scenarios: Scenario[] = [
   { name: "defaults, all from one address", options: {}, addresses: ["127.0.0.2"] },
-  { name: "4 addresses under the per-address cap, 2 s deadline", options: { handshakeTimeoutMs: 2_000 }, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] },
-  { name: "4 addresses, total cap 300", options: { handshakeTimeoutMs: 2_000, maxConnections: 300 }, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] },
+  { name: "4 addresses under the per-address cap, 3 s deadline", options: { handshakeTimeoutMs: 3_000 }, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] },
+  { name: "4 addresses, total cap 300", options: { handshakeTimeoutMs: 3_000, maxConnections: 300 }, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] },
 ];
 
 describe(`${ATTACKERS.toLocaleString("en")} never-completing upgrades`, () => {
@@ -65,7 +65,6 @@ describe(`${ATTACKERS.toLocaleString("en")} never-completing upgrades`, () => {
     await listener.logs.control.waitForType("sync", { where: (frame) => frame.request_id === "victim-after" });
     const reconnectMs = performance.now() - reconnectStarted;
     const stillHeldAfterVictim = opened.filter((connection) => !connection.closed).length;
-    const timedOutBeforeVictim = relay.stats().connections.timedOut;
 
     const closeTimes = await Promise.all(opened.map((connection) => connection.whenClosed));
     const allClosedMs = performance.now() - started;
@@ -80,10 +79,10 @@ describe(`${ATTACKERS.toLocaleString("en")} never-completing upgrades`, () => {
     expect(opened.every((connection) => connection.closed)).toBe(true);
     expect(stats.refusedPerAddress + stats.refusedTotal + stats.evicted + stats.timedOut).toBe(ATTACKERS);
     expect(closed.max).toBeLessThan(deadlineMs * 2);
-    // "At once": the victim was back while the attackers' connections were still held, before any deadline ran out.
+    // "At once": the victim was back while attackers' connections were still held, without waiting for the deadline.
     expect(heldWhenVictimLeft).toBeGreaterThan(0);
-    expect(timedOutBeforeVictim).toBe(0);
     expect(stillHeldAfterVictim).toBeGreaterThan(0);
+    expect(reconnectMs).toBeLessThan(deadlineMs);
     expect([sdk.control.readyState, listener.control?.readyState]).toEqual([WebSocket.OPEN, WebSocket.OPEN]);
     sdk.terminate();
     listener.terminate();
