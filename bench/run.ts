@@ -8,7 +8,7 @@
  *   npm run bench -- --source           # the SDK from src/ through tsx (not the bundle)
  *   npm run bench -- --out /tmp/perf.md
  *
- * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), schema-validation (7).
+ * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -18,7 +18,7 @@ import { machineInfo, type MachineInfo } from "./harness/machine.js";
 import type { Log, SuiteResult } from "./harness/report-types.js";
 import { markdownReport, textTable } from "./harness/report.js";
 
-export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "schema-validation"] as const;
+export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation"] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export interface BenchOptions {
@@ -144,6 +144,10 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
     case "schema-validation": {
       const suite = await import("./suites/schema-validation.js");
       return suite.runSchemaValidation(quick ? suite.quickSchemaValidationConfig : suite.fullSchemaValidationConfig, log);
+    }
+    case "relay-flood": {
+      const suite = await import("./suites/relay-flood.js");
+      return suite.runRelayFlood(quick ? suite.quickRelayFloodConfig : suite.fullRelayFloodConfig, log);
     }
   }
 }

@@ -4,7 +4,9 @@
  * Covered in paired mode (what Letta Cloud uses) and one-socket mode: a whole turn with one
  * external tool call; the call pending across a relay-forced listener reconnect (answer after the
  * reconnect, and answer while the listener is away); across an SDK reconnect; and a 1008 close
- * making the listener register again. Durations are printed at the end of each mode.
+ * making the listener register again; and another tenant's key, which can neither open the
+ * environment's status sockets nor re-register the listener's device, while the listener goes on
+ * undisturbed. Durations are printed at the end of each mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRelay, type Relay } from "../src/relay/index.js";
@@ -12,8 +14,11 @@ import { startLettaListener, type LettaListener } from "./support/letta-listener
 import { messageText, startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 import type { JsonFrame } from "../test/relay/support/frame-log.js";
 import { RawStatusClient } from "../test/relay/support/raw-status-client.js";
+import { registerListener } from "../test/relay/support/fake-listener.js";
+import { httpJson } from "../test/relay/support/http-json.js";
 
 const API_KEY = "relay-integration-key";
+const OTHER_TENANT_KEY = "relay-integration-other-tenant-key";
 const TOOL_NAME = "relay_echo";
 const TOOL_TRIGGER = "please call relay_echo";
 
@@ -73,7 +78,7 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
 
   beforeAll(async () => {
     model = await startScriptedModelServer({ script: modelScript(() => toolCallDelayMs) });
-    relay = await startRelay({ apiKeys: [API_KEY], listenerMode: mode });
+    relay = await startRelay({ apiKeys: [API_KEY, OTHER_TENANT_KEY], listenerMode: mode });
     const started = Date.now();
     listener = await startLettaListener({ relayUrl: relay.httpUrl, envName: `relay-it-${mode}`, modelUrl: model.url, apiKey: API_KEY });
     durations["listener start-up to ready"] = Date.now() - started;
@@ -225,6 +230,26 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
     } finally {
       toolCallDelayMs = 0;
     }
+  });
+
+  it("another tenant can neither open the environment's status sockets nor re-register its device; the listener goes on undisturbed", async () => {
+    const environment = relay.environment(connectionId)!;
+    await expect(RawStatusClient.connect({ url: relay.url, connectionId, apiKey: OTHER_TENANT_KEY, sessionId: `intruder-${mode}` })).rejects.toMatchObject({ status: 404 });
+    const { status } = await registerListener(relay.httpUrl, OTHER_TENANT_KEY, {
+      deviceId: environment.deviceId,
+      listenerInstanceId: environment.listenerInstanceId,
+      connectionName: "stolen",
+      metadata: {},
+    });
+    expect(status).toBe(409);
+    const listed = await httpJson(`${relay.httpUrl}/v1/environments`, { headers: { authorization: `Bearer ${OTHER_TENANT_KEY}` } });
+    expect(listed.text).not.toContain(connectionId);
+    expect(relay.environment(connectionId)).toMatchObject({ listenerConnected: true, connectedAt: environment.connectedAt });
+    const sdk = await attachSdk();
+    const runtime = await startRuntime(sdk, `${mode}-after-intruder`);
+    sendInput(sdk, runtime, `${mode}-after-intruder`, "m-intruder");
+    answer(sdk, await sdk.waitFor("external_tool_call_request", { timeoutMs: 30_000 }));
+    await expectTurnFinished(sdk, runtime, "m-intruder");
   });
 
   it("a 1008 close makes the listener register again with a new connection id", async () => {

@@ -1,6 +1,6 @@
 /**
  * The relay's command line: `toolrelay-relay [--port N] [--host H] [--api-key K]...
- * [--api-keys-file PATH] [--listener-mode paired|split|single] ...`. Prints
+ * [--api-keys-file PATH] [--listener-mode paired|split|single] [--<bound> N]...`. Prints
  * `Relay listening on http://HOST:PORT` on stdout once it accepts connections; logs go to stderr.
  * Prefer `--api-keys-file` over `--api-key`: command lines are visible to other local users.
  */
@@ -10,19 +10,43 @@ import { isToolrelayError } from "../errors.js";
 import { startRelay, type Relay } from "./relay-server.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";
 
+/** Numeric bounds settable on the command line: flag → option (docs/relay.md "Bounds"). */
+const BOUND_FLAGS = {
+  "max-sdk-frame-bytes": "maxSdkFrameBytes",
+  "max-listener-frame-bytes": "maxListenerFrameBytes",
+  "max-unacked-bytes": "maxUnackedBytes",
+  "max-unacked-bytes-per-tenant": "maxUnackedBytesPerTenant",
+  "max-environments-per-tenant": "maxEnvironmentsPerTenant",
+  "max-sessions-per-tenant": "maxSessionsPerTenant",
+  "max-outstanding-calls-per-tenant": "maxOutstandingCallsPerTenant",
+  "unowned-call-timeout-ms": "unownedCallTimeoutMs",
+  "sdk-resume-window-ms": "sdkResumeWindowMs",
+  "environment-grace-ms": "environmentGraceMs",
+  "handshake-timeout-ms": "handshakeTimeoutMs",
+  "max-connections": "maxConnections",
+  "max-connections-per-address": "maxConnectionsPerAddress",
+  "heartbeat-interval-ms": "heartbeatIntervalMs",
+} as const satisfies Record<string, keyof RelayOptions>;
+
 export const RELAY_CLI_USAGE = `Usage: toolrelay-relay [options]
 
   --port <n>              port to listen on (default 0: any free port)
   --host <address>        address to bind (default 127.0.0.1; non-loopback needs API keys)
-  --api-key <key>         accept this Bearer key (repeatable)
-  --api-keys-file <path>  accept the keys in this file, one per line (# comments allowed)
+  --api-key <key>         accept this Bearer key, a tenant of its own (repeatable)
+  --api-keys-file <path>  keys, one per line: "<key>" (a tenant of its own) or
+                          "<tenant> <key>" (keys of one tenant share its environments);
+                          blank lines and # comments are skipped
   --listener-mode <mode>  paired (default, like Letta Cloud) | split | single
   --allow-query-token     accept ?token=<key> on SDK status sockets (puts keys in URLs)
   --allowed-host <name>   accept this Host header besides loopback names (repeatable)
-  --enable-test-hooks     serve POST /_relay/close-listener and /_relay/drop-sdk-sockets
+  --enable-test-hooks     serve the /_relay/* test routes (scoped to the caller's tenant)
+  --no-json-pongs         do not answer SDK status sockets' JSON pings
   --verbose               log connections and registrations to stderr
   --debug                 also log every routing decision (never frame contents or keys)
   --help                  print this text
+
+Bounds (defaults in docs/relay.md):
+${Object.keys(BOUND_FLAGS).map((flag) => `  --${flag} <n>`).join("\n")}
 `;
 
 /** Where the CLI writes. */
@@ -39,12 +63,30 @@ const processIo: RelayCliIo = {
 /** Thrown for bad command lines (exit code 2). */
 export class RelayCliUsageError extends Error {}
 
-/** Reads an API keys file: one key per line; blank lines and lines starting with `#` are skipped. */
-export function readApiKeysFile(path: string): string[] {
-  return readFileSync(path, "utf8")
+/** The keys of an API keys file: keys of their own tenant, and keys by tenant name. */
+export interface ApiKeysFile {
+  apiKeys: string[];
+  tenants: Record<string, string[]>;
+}
+
+/**
+ * Reads an API keys file: per line `<key>` (a tenant of its own) or `<tenant> <key>`; blank
+ * lines and lines starting with `#` are skipped. Throws RelayCliUsageError on a line with more
+ * than two words (the line's number only: never its text, which holds a key).
+ */
+export function readApiKeysFile(path: string): ApiKeysFile {
+  const result: ApiKeysFile = { apiKeys: [], tenants: {} };
+  readFileSync(path, "utf8")
     .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line.length > 0 && !line.startsWith("#"));
+    .forEach((raw, index) => {
+      const line = raw.trim();
+      if (line.length === 0 || line.startsWith("#")) return;
+      const words = line.split(/\s+/);
+      if (words.length === 1) result.apiKeys.push(words[0]!);
+      else if (words.length === 2) (result.tenants[words[0]!] ??= []).push(words[1]!);
+      else throw new RelayCliUsageError(`${path} line ${index + 1}: expected "<key>" or "<tenant> <key>"`);
+    });
+  return result;
 }
 
 function stderrLogger(io: RelayCliIo, level: "info" | "debug"): RelayLogger {
@@ -70,6 +112,8 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
         "allow-query-token": { type: "boolean" },
         "allowed-host": { type: "string", multiple: true },
         "enable-test-hooks": { type: "boolean" },
+        "no-json-pongs": { type: "boolean" },
+        ...Object.fromEntries(Object.keys(BOUND_FLAGS).map((flag) => [flag, { type: "string" as const }])),
         verbose: { type: "boolean" },
         debug: { type: "boolean" },
         help: { type: "boolean" },
@@ -85,23 +129,39 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
   if (mode !== "paired" && mode !== "split" && mode !== "single") {
     throw new RelayCliUsageError(`--listener-mode must be paired, split or single`);
   }
-  const apiKeys = [...(values["api-key"] ?? [])];
-  for (const path of values["api-keys-file"] ?? []) {
+  const apiKeys = [...((values["api-key"] as string[] | undefined) ?? [])];
+  const tenants: Record<string, string[]> = {};
+  for (const path of (values["api-keys-file"] as string[] | undefined) ?? []) {
+    let file: ApiKeysFile;
     try {
-      apiKeys.push(...readApiKeysFile(path));
+      file = readApiKeysFile(path);
     } catch (error) {
+      if (error instanceof RelayCliUsageError) throw error;
       throw new RelayCliUsageError(`cannot read --api-keys-file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
     }
+    apiKeys.push(...file.apiKeys);
+    for (const [tenant, keys] of Object.entries(file.tenants)) (tenants[tenant] ??= []).push(...keys);
+  }
+  const bounds: Partial<Record<(typeof BOUND_FLAGS)[keyof typeof BOUND_FLAGS], number>> = {};
+  for (const [flag, option] of Object.entries(BOUND_FLAGS)) {
+    const text = (values as Record<string, unknown>)[flag] as string | undefined;
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new RelayCliUsageError(`--${flag} must be a non-negative integer`);
+    bounds[option] = value;
   }
   const level = values.debug ? "debug" : values.verbose ? "info" : undefined;
   return {
     port,
-    host: values.host ?? "127.0.0.1",
+    host: (values.host as string | undefined) ?? "127.0.0.1",
     apiKeys,
+    ...(Object.keys(tenants).length > 0 ? { tenants } : {}),
     listenerMode: mode as ListenerMode,
-    allowQueryToken: values["allow-query-token"] ?? false,
-    ...(values["allowed-host"] ? { allowedHosts: values["allowed-host"] } : {}),
-    enableTestHooks: values["enable-test-hooks"] ?? false,
+    allowQueryToken: (values["allow-query-token"] as boolean | undefined) ?? false,
+    ...(values["allowed-host"] ? { allowedHosts: values["allowed-host"] as string[] } : {}),
+    enableTestHooks: (values["enable-test-hooks"] as boolean | undefined) ?? false,
+    ...(values["no-json-pongs"] ? { respondToJsonPings: false } : {}),
+    ...bounds,
     ...(level ? { logger: stderrLogger(io, level) } : {}),
   };
 }
@@ -126,8 +186,11 @@ export async function runRelayCli(argv: readonly string[], io: RelayCliIo = proc
   try {
     const relay = await startRelay(options);
     io.stdout(`Relay listening on ${relay.httpUrl}`);
-    const keys = options.apiKeys?.length ?? 0;
-    io.stderr(`[relay] listener mode ${options.listenerMode}; ${keys === 0 ? "no API keys (loopback only)" : `${keys} API key(s)`}`);
+    const tenants = relay.stats().tenants.length;
+    const keys = (options.apiKeys?.length ?? 0) + Object.values(options.tenants ?? {}).reduce((sum, list) => sum + list.length, 0);
+    io.stderr(
+      `[relay] listener mode ${options.listenerMode}; ${keys === 0 ? "no API keys (loopback only, one tenant)" : `${keys} API key(s), ${tenants} tenant(s)`}`,
+    );
     return relay;
   } catch (error) {
     const message = isToolrelayError(error) ? error.message : `relay failed to start: ${(error as Error).message}`;

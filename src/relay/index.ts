@@ -1,19 +1,18 @@
 /**
  * `toolrelay/relay`: a reference status relay that does what Letta Cloud's relay does for
  * external tools — registration and sockets for the Letta Code listener, status sockets with
- * `seq`/ack redelivery for SDK clients, and outstanding tool calls remembered until answered.
+ * `seq`/ack redelivery for SDK clients, and outstanding tool calls remembered until answered —
+ * as a multi-tenant service with a bound on everything a client can make it hold.
  * See docs/relay.md.
  */
-export { startRelay, type Relay, type DropSdkSocketsOptions } from "./relay-server.js";
-export {
-  resolveRelayOptions,
-  isLoopbackHost,
-  silentRelayLogger,
-  type RelayOptions,
-  type RelayLogger,
-  type ListenerMode,
-} from "./relay-options.js";
+export { startRelay, type Relay, type DropSdkSocketsOptions, type RelayStats } from "./relay-server.js";
+export { isLoopbackHost, silentRelayLogger, type RelayOptions, type RelayLogger, type ListenerMode } from "./relay-options.js";
+export { resolveRelayOptions } from "./resolve-relay-options.js";
 export type { RelayEvents, RelayEnvironmentInfo, SdkSocketEvent } from "./relay-events.js";
+export type { RelayRefusal, RefusalKind } from "./relay-refusal.js";
+export type { TenantUsage } from "./tenant.js";
+export type { ConnectionStats } from "./connection-guard.js";
+export { RELAY_CLOSE } from "./relay-close-codes.js";
 export type { RegistrationAnswer, RegistrationRequest } from "./listener-registry.js";
 export {
   runRelayCli,

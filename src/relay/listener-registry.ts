@@ -1,12 +1,17 @@
 /**
  * The environments the relay knows, keyed on the listener's (deviceId, listenerInstanceId) and
- * on the connection id handed out at registration. A registration for a known key keeps the
- * environment and its connection id; only a removed environment (1008) yields a new one.
+ * on the connection id handed out at registration, each owned by the tenant that registered it.
+ * A registration for a known key by the same tenant keeps the environment and its connection
+ * id; only a removed environment (1008) yields a new one. A device belongs to the first tenant
+ * that registers it, as long as it has an environment: another tenant's registration of it is
+ * refused (409) and the owner's listener is not touched.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { Environment } from "./environment.js";
-import type { RelayEmit } from "./relay-events.js";
-import type { ListenerMode, ResolvedRelayOptions } from "./relay-options.js";
+import { Environment, type EnvironmentContext } from "./environment.js";
+import { RELAY_CLOSE } from "./relay-close-codes.js";
+import type { ListenerMode } from "./relay-options.js";
+import type { Principal } from "./tenant-directory.js";
+import type { Tenant } from "./tenant.js";
 
 /** `POST /v1/environments/register` body, validated. */
 export interface RegistrationRequest {
@@ -55,26 +60,45 @@ function environmentKey(deviceId: string, listenerInstanceId: string | undefined
   return JSON.stringify([deviceId, listenerInstanceId ?? null]);
 }
 
-export class ListenerRegistry {
-  private readonly byKey = new Map<string, Environment>();
-  private readonly byConnectionId = new Map<string, Environment>();
+/** A refused registration: the HTTP status (409 or 429; the listener retries only 429) and the reason. */
+export interface RegistrationRefusal {
+  status: 409 | 429;
+  message: string;
+  kind: "device-of-another-tenant" | "tenant-limit";
+}
 
-  constructor(
-    private readonly options: ResolvedRelayOptions,
-    private readonly emit: RelayEmit,
-  ) {}
+export class ListenerRegistry {
+  #byKey = new Map<string, Environment>();
+  #byConnectionId = new Map<string, Environment>();
+  /** Which tenant owns each device, and in how many environments. */
+  #devices = new Map<string, { tenant: Tenant; environments: number }>();
+  #context: Omit<EnvironmentContext, "onExpired">;
+
+  constructor(context: Omit<EnvironmentContext, "onExpired">) {
+    this.#context = context;
+  }
 
   /** Registers (or re-registers) a listener; `wsBase` is `ws://host:port` as the listener reached us. */
-  register(request: RegistrationRequest, wsBase: string): { environment: Environment; answer: RegistrationAnswer } {
+  register(principal: Principal, request: RegistrationRequest, wsBase: string): { answer: RegistrationAnswer } | { refusal: RegistrationRefusal } {
+    const { tenant } = principal;
+    const { logger } = this.#context.options;
     const key = environmentKey(request.deviceId, request.listenerInstanceId);
-    let environment = this.byKey.get(key);
+    const device = this.#devices.get(request.deviceId);
+    if (device && device.tenant !== tenant) {
+      logger.warn("relay: registration of another tenant's device refused", { tenant: tenant.name });
+      return { refusal: { status: 409, kind: "device-of-another-tenant", message: "this deviceId is registered by another tenant" } };
+    }
+    let environment = this.#byKey.get(key);
     if (environment) {
       // A registration means a fresh listener runtime: an older process holding this identity is
       // replaced (the listener exits on exactly this close), and calls it owned cannot be answered.
-      environment.listener.close(1000, "Replaced by new connection");
+      environment.listener.close(RELAY_CLOSE.replacedListener.code, RELAY_CLOSE.replacedListener.reason);
       environment.forgetOutstandingCalls();
-      this.options.logger.info("relay: listener registered again", { connectionId: environment.identity.connectionId });
+      logger.info("relay: listener registered again", { connectionId: environment.identity.connectionId, tenant: tenant.name });
     } else {
+      if (!tenant.reserve("environment")) {
+        return { refusal: { status: 429, kind: "tenant-limit", message: `the tenant has ${tenant.limit("environment")} environments (maxEnvironmentsPerTenant)` } };
+      }
       const id = `environment-${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
       environment = new Environment(
         {
@@ -84,19 +108,18 @@ export class ListenerRegistry {
           listenerInstanceId: request.listenerInstanceId,
           connectionName: request.connectionName,
         },
-        this.options,
-        this.emit,
-        (expired) => this.remove(expired, 1008, 1008, "Environment gone: listener did not reconnect"),
+        tenant,
+        { ...this.#context, onExpired: (expired) => this.remove(expired, RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.code, "Environment gone: listener did not reconnect") },
       );
-      this.byKey.set(key, environment);
-      this.byConnectionId.set(environment.identity.connectionId, environment);
-      this.options.logger.info("relay: listener registered", { connectionId: environment.identity.connectionId });
-      this.emit("environment-registered", environment.info());
+      this.#byKey.set(key, environment);
+      this.#byConnectionId.set(environment.identity.connectionId, environment);
+      this.#devices.set(request.deviceId, { tenant, environments: (device?.environments ?? 0) + 1 });
+      logger.info("relay: listener registered", { connectionId: environment.identity.connectionId, tenant: tenant.name });
+      this.#context.emit("environment-registered", environment.info());
     }
     const connectionId = environment.identity.connectionId;
-    const mode: ListenerMode = this.options.listenerMode;
+    const mode: ListenerMode = this.#context.options.listenerMode;
     return {
-      environment,
       answer: {
         connectionId,
         wsUrl: `${wsBase}/v1/environments/${encodeURIComponent(connectionId)}/listener/ws`,
@@ -106,31 +129,38 @@ export class ListenerRegistry {
     };
   }
 
-  get(connectionId: string): Environment | undefined {
-    return this.byConnectionId.get(connectionId);
+  /** One environment by connection id — of `tenant` only, when given. */
+  get(connectionId: string, tenant?: Tenant): Environment | undefined {
+    const environment = this.#byConnectionId.get(connectionId);
+    return environment && (tenant === undefined || environment.tenant === tenant) ? environment : undefined;
   }
 
-  list(): Environment[] {
-    return [...this.byConnectionId.values()];
+  /** Every environment — of `tenant` only, when given. */
+  list(tenant?: Tenant): Environment[] {
+    const all = [...this.#byConnectionId.values()];
+    return tenant === undefined ? all : all.filter((environment) => environment.tenant === tenant);
   }
 
   /** Removes an environment; its sockets are closed with the given codes. */
   remove(environment: Environment, listenerCode: number, sdkCode: number, reason: string): void {
     const { connectionId, deviceId, listenerInstanceId } = environment.identity;
-    if (this.byConnectionId.get(connectionId) !== environment) return;
-    this.byConnectionId.delete(connectionId);
-    this.byKey.delete(environmentKey(deviceId, listenerInstanceId));
+    if (this.#byConnectionId.get(connectionId) !== environment) return;
+    this.#byConnectionId.delete(connectionId);
+    this.#byKey.delete(environmentKey(deviceId, listenerInstanceId));
+    const device = this.#devices.get(deviceId);
+    if (device && --device.environments <= 0) this.#devices.delete(deviceId);
+    environment.tenant.release("environment");
     environment.remove(listenerCode, sdkCode, reason);
-    this.options.logger.info("relay: environment removed", { connectionId, reason });
-    this.emit("environment-removed", connectionId, reason);
+    this.#context.options.logger.info("relay: environment removed", { connectionId, reason });
+    this.#context.emit("environment-removed", connectionId, reason);
   }
 
   /** Shutdown: every environment removed, sockets closed as "going away". */
   removeAll(reason: string): void {
-    for (const environment of this.list()) this.remove(environment, 1001, 1001, reason);
+    for (const environment of this.list()) this.remove(environment, RELAY_CLOSE.goingAway.code, RELAY_CLOSE.goingAway.code, reason);
   }
 
   sweep(): void {
-    for (const environment of this.byConnectionId.values()) environment.sweep();
+    for (const environment of this.#byConnectionId.values()) environment.sweep();
   }
 }

@@ -1,78 +1,85 @@
 /**
  * The `external_tool_call_request`s of one environment that no SDK has answered yet. The
- * listener never re-sends such a request (REAL-LISTENER.md §5), so the relay keeps it until the
- * answer passes through — across listener reconnects and SDK reconnects — bounded in count and age.
+ * listener never re-sends such a request, so the relay keeps it until the answer passes through
+ * — across listener reconnects and SDK reconnects — bounded by the tenant's cap and by age.
  */
+import type { TimerHandle, Timers } from "../internal/timers.js";
+import type { RelayFrame } from "./relay-frame.js";
 import type { RelayLogger } from "./relay-options.js";
 import type { SdkSession } from "./sdk-session.js";
+import type { Tenant } from "./tenant.js";
 
 export interface OutstandingCall {
   readonly requestId: string;
-  /** The runtime the request names, if any. */
-  readonly runtimeKey: string | undefined;
+  /** The runtime the request names (a request without one is refused before it gets here). */
+  readonly runtimeKey: string;
   /** The request exactly as the listener sent it. */
-  readonly text: string;
+  readonly frame: RelayFrame;
   readonly createdAt: number;
-  /** The SDK session asked to execute it (undefined while no suitable session exists). */
+  /** The SDK session asked to execute it (undefined while no session is bound to its runtime). */
   owner: SdkSession | undefined;
   /** The `seq` it was delivered with on the owner's control channel. */
   deliveredSeq: number | undefined;
+  /** Runs out while the call has no owner. */
+  unownedTimer: TimerHandle | undefined;
 }
 
 export interface OutstandingCallsOptions {
-  maxCalls: number;
+  tenant: Tenant;
   ttlMs: number;
+  timers: Timers;
   logger: RelayLogger;
   /** For logs. */
   connectionId: string;
-  now?: () => number;
 }
 
 export class OutstandingCalls {
-  private readonly calls = new Map<string, OutstandingCall>();
-  private readonly options: OutstandingCallsOptions;
-  private readonly now: () => number;
+  #calls = new Map<string, OutstandingCall>();
+  #options: OutstandingCallsOptions;
 
   constructor(options: OutstandingCallsOptions) {
-    this.options = options;
-    this.now = options.now ?? Date.now;
+    this.#options = options;
   }
 
   get size(): number {
-    return this.calls.size;
+    return this.#calls.size;
   }
 
-  /** Remembers a request (a repeated request id replaces the older entry). */
-  add(requestId: string, runtimeKey: string | undefined, text: string): OutstandingCall {
+  /**
+   * Remembers a request (a repeated request id replaces the older entry). `undefined` when the
+   * tenant is at its outstanding-call cap: the request is not kept.
+   */
+  add(requestId: string, runtimeKey: string, frame: RelayFrame): OutstandingCall | undefined {
     this.sweep();
-    this.calls.delete(requestId);
-    const call: OutstandingCall = { requestId, runtimeKey, text, createdAt: this.now(), owner: undefined, deliveredSeq: undefined };
-    this.calls.set(requestId, call);
-    while (this.calls.size > this.options.maxCalls) {
-      const oldest = this.calls.keys().next().value as string;
-      this.calls.delete(oldest);
-      this.options.logger.warn("relay: outstanding call table full; oldest request forgotten", {
-        connectionId: this.options.connectionId,
-        requestId: oldest,
-      });
-    }
+    const previous = this.#calls.get(requestId);
+    if (previous) this.#forget(previous, false);
+    else if (!this.#options.tenant.reserve("outstandingCall")) return undefined;
+    const call: OutstandingCall = {
+      requestId,
+      runtimeKey,
+      frame: frame.retain(),
+      createdAt: this.#options.timers.now(),
+      owner: undefined,
+      deliveredSeq: undefined,
+      unownedTimer: undefined,
+    };
+    this.#calls.set(requestId, call);
     return call;
   }
 
   get(requestId: string): OutstandingCall | undefined {
-    return this.calls.get(requestId);
+    return this.#calls.get(requestId);
   }
 
-  /** Removes and returns the call answered by `requestId`. */
-  take(requestId: string): OutstandingCall | undefined {
-    const call = this.calls.get(requestId);
-    if (call) this.calls.delete(requestId);
-    return call;
+  /** Removes a call (answered, or given up on). */
+  remove(call: OutstandingCall): void {
+    if (this.#calls.get(call.requestId) !== call) return;
+    this.#forget(call, true);
   }
 
   /** Calls in arrival order. */
   list(): OutstandingCall[] {
-    return [...this.calls.values()];
+    return [...this.#calls.values()];
   }
 
   ownedBy(session: SdkSession): OutstandingCall[] {
@@ -86,18 +93,22 @@ export class OutstandingCalls {
 
   /** Forgets calls older than the TTL (the listener gave up on them long ago). */
   sweep(): void {
-    const cutoff = this.now() - this.options.ttlMs;
-    for (const call of this.calls.values()) {
+    const cutoff = this.#options.timers.now() - this.#options.ttlMs;
+    for (const call of this.#calls.values()) {
       if (call.createdAt > cutoff) break;
-      this.calls.delete(call.requestId);
-      this.options.logger.debug("relay: outstanding call expired unanswered", {
-        connectionId: this.options.connectionId,
-        requestId: call.requestId,
-      });
+      this.#forget(call, true);
+      this.#options.logger.debug("relay: outstanding call expired unanswered", { connectionId: this.#options.connectionId, requestId: call.requestId });
     }
   }
 
   clear(): void {
-    this.calls.clear();
+    for (const call of this.list()) this.#forget(call, true);
+  }
+
+  #forget(call: OutstandingCall, release: boolean): void {
+    this.#calls.delete(call.requestId);
+    if (call.unownedTimer !== undefined) this.#options.timers.clearTimeout(call.unownedTimer);
+    call.unownedTimer = undefined;
+    if (release) this.#options.tenant.release("outstandingCall");
   }
 }

@@ -1,44 +1,16 @@
 /**
- * Who may talk to the relay: Bearer API keys compared in constant time, no browser-style
- * requests (an `Origin` header), and no foreign `Host` header (DNS rebinding) on a loopback bind.
- * Nothing here logs or echoes a key.
+ * Who may talk to the relay: Bearer API keys (each leading to a tenant, see
+ * tenant-directory.ts), no browser-style requests (an `Origin` header), and no foreign `Host`
+ * header (DNS rebinding) on a loopback bind. Nothing here logs or echoes a key.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { isLoopbackHost } from "./relay-options.js";
+import type { Principal, TenantDirectory } from "./tenant-directory.js";
 
 /** A refusal: the HTTP status and a short text that never contains a credential. */
 export interface Refusal {
   status: number;
   message: string;
-}
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value, "utf8").digest();
-}
-
-/** Checks presented keys against the configured ones without early exit. */
-export class ApiKeyChecker {
-  private readonly digests: Buffer[];
-
-  constructor(apiKeys: readonly string[]) {
-    this.digests = apiKeys.map(digest);
-  }
-
-  /** `false` when no keys are configured (then every request is accepted). */
-  get enabled(): boolean {
-    return this.digests.length > 0;
-  }
-
-  /** Whether `presented` equals one of the keys. Compares against every key, in constant time each. */
-  matches(presented: string): boolean {
-    const candidate = digest(presented);
-    let found = false;
-    for (const known of this.digests) {
-      if (timingSafeEqual(candidate, known)) found = true;
-    }
-    return found;
-  }
 }
 
 function countRawHeaders(request: IncomingMessage, name: string): number {
@@ -50,35 +22,38 @@ function countRawHeaders(request: IncomingMessage, name: string): number {
 }
 
 /**
- * The credential check for one request or upgrade. `url` is the parsed request URL (for the
- * `token` query parameter, which only SDK status sockets may use, and only when allowed).
+ * The credential check for one request or upgrade: the caller's principal, or a refusal. `url`
+ * is the parsed request URL (for the `token` query parameter, which only SDK status sockets may
+ * use, and only when allowed).
  */
 export function authenticate(
   request: IncomingMessage,
   url: URL,
-  checker: ApiKeyChecker,
+  directory: TenantDirectory,
   options: { allowQueryToken: boolean },
-): Refusal | undefined {
+): { principal: Principal } | { refusal: Refusal } {
   const queryToken = url.searchParams.get("token");
   if (queryToken !== null && !options.allowQueryToken) {
-    return { status: 401, message: "query-string tokens are disabled on this relay; use Authorization: Bearer" };
+    return { refusal: { status: 401, message: "query-string tokens are disabled on this relay; use Authorization: Bearer" } };
   }
   if (countRawHeaders(request, "authorization") > 1) {
-    return { status: 401, message: "more than one Authorization header" };
+    return { refusal: { status: 401, message: "more than one Authorization header" } };
   }
-  if (!checker.enabled) return undefined;
+  const anonymous = directory.anonymous;
+  if (anonymous) return { principal: anonymous };
   const header = request.headers.authorization;
   let presented: string | undefined;
   if (typeof header === "string") {
     const match = /^Bearer ([^\s]+)$/i.exec(header);
-    if (!match) return { status: 401, message: "malformed Authorization header (expected Bearer <key>)" };
+    if (!match) return { refusal: { status: 401, message: "malformed Authorization header (expected Bearer <key>)" } };
     presented = match[1];
   } else if (queryToken !== null) {
     presented = queryToken;
   }
-  if (presented === undefined) return { status: 401, message: "missing API key" };
-  if (!checker.matches(presented)) return { status: 401, message: "invalid API key" };
-  return undefined;
+  if (presented === undefined) return { refusal: { status: 401, message: "missing API key" } };
+  const principal = directory.match(presented);
+  if (!principal) return { refusal: { status: 401, message: "invalid API key" } };
+  return { principal };
 }
 
 /** The hostname part of a `Host` header (`[::1]:80` → `::1`), lower-cased; undefined if malformed. */

@@ -2,12 +2,15 @@
  * What a running relay reports: the state of its environments and the events tests and
  * operators can watch. No event carries frame contents or credentials.
  */
+import type { RelayRefusal } from "./relay-refusal.js";
 import type { Channel } from "./relay-routing.js";
 
 /** One environment as the relay sees it (a superset of a `GET /v1/environments` entry). */
 export interface RelayEnvironmentInfo {
   /** Stable per (deviceId, listenerInstanceId), also across a 1008 re-registration. */
   id: string;
+  /** The tenant that registered it (and alone may see and use it). */
+  tenant: string;
   /** The listener's connection id (`env-<uuid>`); a new one after every 1008. */
   connectionId: string;
   deviceId: string;
@@ -26,6 +29,8 @@ export interface RelayEnvironmentInfo {
   outstandingCalls: string[];
   /** Commands held for the listener while it reconnects. */
   queuedCommands: number;
+  /** The listener is slow to read: the relay stopped reading the environment's SDK sockets until it catches up. */
+  listenerCongested: boolean;
 }
 
 export interface SdkSocketEvent {
@@ -47,6 +52,10 @@ export interface RelayEvents {
   "tool-call-requested": [event: { connectionId: string; requestId: string; delivered: boolean }];
   /** An SDK answered an outstanding call; `delivery` says whether the listener got it now or it is queued. */
   "tool-call-answered": [event: { connectionId: string; requestId: string; delivery: "sent" | "queued" }];
+  /** The relay answered a call to the listener with an error itself (no owner in time, no runtime, over the cap). */
+  "tool-call-failed": [event: { connectionId: string; requestId: string; reason: string }];
+  /** The relay refused an attempt (see `RefusalKind`); the reason is the text the client got. */
+  refused: [refusal: RelayRefusal];
 }
 
 /** How the environment reports events (the relay's emitter, narrowed). */

@@ -1,8 +1,9 @@
 /**
- * Options of the reference status relay, with their defaults, and the check
- * that turns user options into a complete, validated set.
+ * Options of the reference status relay, with their defaults. Every bound the relay enforces is
+ * one of these options; {@link resolveRelayOptions} (resolve-relay-options.ts) checks them.
+ * See docs/relay.md "Bounds".
  */
-import { ToolrelayError } from "../errors.js";
+import type { Timers } from "../internal/timers.js";
 
 /** How the relay asks the listener to connect (the `supports*` flags of the register answer). */
 export type ListenerMode = "single" | "split" | "paired";
@@ -18,15 +19,23 @@ export interface RelayOptions {
   /** Port to listen on. Default `0` (any free port; read it from `relay.port`). */
   port?: number;
   /**
-   * Address to bind. Default `"127.0.0.1"`. A non-loopback address is refused unless
-   * `apiKeys` is non-empty.
+   * Address to bind. Default `"127.0.0.1"`. A non-loopback address is refused unless API keys
+   * are configured (`apiKeys` or `tenants`).
    */
   host?: string;
   /**
-   * Bearer API keys accepted on every route and upgrade (compared in constant time).
-   * Default `[]`: no authentication, which is only allowed on a loopback bind.
+   * Bearer API keys accepted on every route and upgrade (compared in constant time). Each key
+   * listed here is a tenant of its own (named `key-1`, `key-2`, … by position) unless `tenants`
+   * names it. Default `[]`. With no keys at all there is one tenant, `default`, and no
+   * authentication — only allowed on a loopback bind.
    */
   apiKeys?: readonly string[];
+  /**
+   * Tenant name → its API keys. Keys of one tenant share its environments (a listener's key
+   * and an SDK's key may differ); keys of different tenants share nothing. A key may belong to
+   * one tenant only. Default `{}`. Names: 1–64 characters of `[A-Za-z0-9._-]`.
+   */
+  tenants?: Readonly<Record<string, readonly string[]>>;
   /**
    * Accept the key as a `token` query parameter on SDK status sockets (Letta's "query" auth
    * mode). Default `false`: such requests are refused, because a key in a URL ends up in logs.
@@ -43,15 +52,26 @@ export interface RelayOptions {
    * Default: loopback names only when bound to loopback; any host when bound elsewhere.
    */
   allowedHosts?: readonly string[];
-  /** Largest WebSocket message accepted on any socket, in bytes. Default 16 MiB. */
-  maxPayloadBytes?: number;
-  /** Largest REST request body, in bytes. Default 64 KiB. */
+  /** Largest WebSocket message accepted on an SDK status socket, in bytes (larger: close 1009). Default 16 MiB. */
+  maxSdkFrameBytes?: number;
+  /** Largest WebSocket message accepted on a listener socket, in bytes (larger: close 1009). Default 16 MiB. */
+  maxListenerFrameBytes?: number;
+  /** Largest REST request body, in bytes (larger: 413). Default 64 KiB. */
   maxBodyBytes?: number;
-  /** Unacknowledged frames kept per SDK socket channel for redelivery. Default 1,000. */
-  maxUnackedFrames?: number;
   /**
-   * How long an SDK session (its seq counters and unacked frames) survives with no socket
-   * attached, waiting for a reconnect. Default 60,000 ms.
+   * Bytes of unacknowledged frames one SDK session may hold (both channels, attached or
+   * waiting for a resume). A delivery past it closes the session with 4008; one frame alone
+   * always fits. Default 8 MiB.
+   */
+  maxUnackedBytes?: number;
+  /**
+   * Bytes of unacknowledged frames all SDK sessions of one tenant may hold together; past it
+   * the tenant's session holding the most is closed with 4008. Default 64 MiB.
+   */
+  maxUnackedBytesPerTenant?: number;
+  /**
+   * How long an SDK session (its seq counters, unacked frames and bindings) survives with no
+   * socket attached, waiting for a reconnect. Default 60,000 ms.
    */
   sdkResumeWindowMs?: number;
   /**
@@ -59,51 +79,101 @@ export interface RelayOptions {
    * sockets are then closed with 1008). Default 300,000 ms (the listener's own retry budget).
    */
   environmentGraceMs?: number;
-  /** Outstanding `external_tool_call_request`s remembered per environment. Default 10,000. */
-  maxOutstandingCalls?: number;
-  /** Age after which an unanswered outstanding call is forgotten. Default 900,000 ms. */
+  /** Environments one tenant may have registered at once (more: 429). Default 64. */
+  maxEnvironmentsPerTenant?: number;
+  /** SDK sessions (attached or waiting for a resume) one tenant may have at once (more: 429 on upgrade). Default 256. */
+  maxSessionsPerTenant?: number;
+  /**
+   * Unanswered `external_tool_call_request`s one tenant's environments may hold together; a
+   * request past it is answered to the listener with an error at once. Default 1,000.
+   */
+  maxOutstandingCallsPerTenant?: number;
+  /**
+   * How long a tool call waits for an SDK session bound to its runtime; then the listener gets
+   * an `external_tool_call_response` with an error and the call is forgotten. Default 30,000 ms.
+   */
+  unownedCallTimeoutMs?: number;
+  /** Age after which an outstanding call that was handed to a session but never answered is forgotten. Default 900,000 ms. */
   outstandingCallTtlMs?: number;
   /** Commands held per environment while its listener is reconnecting. Default 1,000. */
   maxQueuedCommands?: number;
+  /**
+   * Bytes of commands held per environment while its listener is reconnecting; past it (or
+   * `maxQueuedCommands`) a command is refused (tool answers are always kept). Default 16 MiB.
+   */
+  maxQueuedCommandBytes?: number;
+  /**
+   * Bytes written to a listener socket and not yet taken by the kernel; past it the relay stops
+   * reading the environment's SDK sockets until half of it has drained. Default 16 MiB.
+   */
+  maxListenerBufferedBytes?: number;
+  /**
+   * How long a TCP connection may take to finish its HTTP request or WebSocket upgrade before
+   * the relay closes it. Default 5,000 ms.
+   */
+  handshakeTimeoutMs?: number;
+  /**
+   * Open TCP connections in total. When full, a new connection replaces the oldest one still
+   * in its handshake, or is refused if there is none. Default 4,096 (keep it under the
+   * process's descriptor limit).
+   */
+  maxConnections?: number;
+  /** Open TCP connections from one remote address (more: refused with 503 at once). Default 256. */
+  maxConnectionsPerAddress?: number;
   /**
    * Interval of WebSocket protocol pings the relay sends to every socket; a socket that did
    * not answer the previous ping is terminated. Default 30,000 ms; `0` turns it off.
    */
   heartbeatIntervalMs?: number;
   /**
-   * Answer an SDK status socket's JSON `{"type":"ping"}` with `{"type":"pong"}`. Default `true`.
-   * `false` plays a relay that answers only protocol-level pings (nothing documents that Letta
-   * Cloud answers JSON pings on SDK sockets). Listener pings are always answered.
+   * Answer an SDK status socket's JSON `{"type":"ping"}` with `{"type":"pong"}` on the same
+   * socket. Default `true`. (The listener's JSON pings are always answered: it reconnects
+   * after three missed pongs.)
    */
   respondToJsonPings?: boolean;
   /**
-   * Serve `POST /_relay/close-listener` and `POST /_relay/drop-sdk-sockets` (authenticated),
-   * so a test can force reconnects of a relay running in another process. Default `false`.
+   * Serve `POST /_relay/close-listener`, `POST /_relay/drop-sdk-sockets`, `GET /_relay/environments`
+   * and `GET /_relay/stats` (authenticated, scoped to the caller's tenant), so a test can force
+   * reconnects of a relay running in another process. Default `false`.
    */
   enableTestHooks?: boolean;
   /** Log sink. Default: silent. */
   logger?: RelayLogger;
+  /** Timers (inject fake ones in tests). Default: the global timers. */
+  timers?: Timers;
 }
 
 export interface ResolvedRelayOptions {
   port: number;
   host: string;
-  apiKeys: readonly string[];
+  /** Key → tenant name (from `apiKeys` and `tenants`). Empty: no authentication. */
+  keyTenants: ReadonlyMap<string, string>;
   allowQueryToken: boolean;
   listenerMode: ListenerMode;
   allowedHosts: readonly string[] | undefined;
-  maxPayloadBytes: number;
+  maxSdkFrameBytes: number;
+  maxListenerFrameBytes: number;
   maxBodyBytes: number;
-  maxUnackedFrames: number;
+  maxUnackedBytes: number;
+  maxUnackedBytesPerTenant: number;
   sdkResumeWindowMs: number;
   environmentGraceMs: number;
-  maxOutstandingCalls: number;
+  maxEnvironmentsPerTenant: number;
+  maxSessionsPerTenant: number;
+  maxOutstandingCallsPerTenant: number;
+  unownedCallTimeoutMs: number;
   outstandingCallTtlMs: number;
   maxQueuedCommands: number;
+  maxQueuedCommandBytes: number;
+  maxListenerBufferedBytes: number;
+  handshakeTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
   heartbeatIntervalMs: number;
   respondToJsonPings: boolean;
   enableTestHooks: boolean;
   logger: RelayLogger;
+  timers: Timers;
 }
 
 const noop = (): void => {};
@@ -114,53 +184,4 @@ export const silentRelayLogger: RelayLogger = { debug: noop, info: noop, warn: n
 export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
-}
-
-function invalid(message: string): ToolrelayError {
-  return new ToolrelayError("INVALID_OPTIONS", `relay: ${message}`);
-}
-
-function count(name: string, value: number | undefined, fallback: number, minimum: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < minimum) throw invalid(`${name} must be an integer >= ${minimum}`);
-  return value;
-}
-
-export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOptions {
-  const host = options.host ?? "127.0.0.1";
-  const apiKeys = [...(options.apiKeys ?? [])];
-  for (const key of apiKeys) {
-    if (typeof key !== "string" || key.length === 0 || /\s/.test(key)) {
-      throw invalid("every API key must be a non-empty string without whitespace");
-    }
-  }
-  if (!isLoopbackHost(host) && apiKeys.length === 0) {
-    throw invalid(`refusing to bind non-loopback host ${host} without apiKeys`);
-  }
-  const listenerMode = options.listenerMode ?? "paired";
-  if (!["single", "split", "paired"].includes(listenerMode)) {
-    throw invalid(`listenerMode must be "single", "split" or "paired"`);
-  }
-  const port = count("port", options.port, 0, 0);
-  if (port > 65_535) throw invalid("port must be <= 65535");
-  return {
-    port,
-    host,
-    apiKeys,
-    allowQueryToken: options.allowQueryToken ?? false,
-    listenerMode,
-    allowedHosts: options.allowedHosts?.map((name) => name.toLowerCase()),
-    maxPayloadBytes: count("maxPayloadBytes", options.maxPayloadBytes, 16 * 1024 * 1024, 1024),
-    maxBodyBytes: count("maxBodyBytes", options.maxBodyBytes, 64 * 1024, 256),
-    maxUnackedFrames: count("maxUnackedFrames", options.maxUnackedFrames, 1_000, 1),
-    sdkResumeWindowMs: count("sdkResumeWindowMs", options.sdkResumeWindowMs, 60_000, 0),
-    environmentGraceMs: count("environmentGraceMs", options.environmentGraceMs, 300_000, 0),
-    maxOutstandingCalls: count("maxOutstandingCalls", options.maxOutstandingCalls, 10_000, 1),
-    outstandingCallTtlMs: count("outstandingCallTtlMs", options.outstandingCallTtlMs, 900_000, 1),
-    maxQueuedCommands: count("maxQueuedCommands", options.maxQueuedCommands, 1_000, 1),
-    heartbeatIntervalMs: count("heartbeatIntervalMs", options.heartbeatIntervalMs, 30_000, 0),
-    respondToJsonPings: options.respondToJsonPings ?? true,
-    enableTestHooks: options.enableTestHooks ?? false,
-    logger: options.logger ?? silentRelayLogger,
-  };
 }

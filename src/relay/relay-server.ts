@@ -10,12 +10,20 @@ import type { Duplex } from "node:stream";
 import { EventEmitter } from "eventemitter3";
 import { WebSocket, WebSocketServer } from "ws";
 import { ToolrelayError } from "../errors.js";
-import { ListenerRegistry, parseRegistration } from "./listener-registry.js";
-import { ApiKeyChecker, authenticate, checkRequestOrigin } from "./relay-auth.js";
+import { unrefTimer, type TimerHandle } from "../internal/timers.js";
+import { ConnectionGuard, type ConnectionStats } from "./connection-guard.js";
+import { FairScheduler } from "./fair-scheduler.js";
+import { ListenerRegistry } from "./listener-registry.js";
+import { RELAY_CLOSE } from "./relay-close-codes.js";
+import { authenticate, checkRequestOrigin } from "./relay-auth.js";
 import type { RelayEmit, RelayEnvironmentInfo, RelayEvents } from "./relay-events.js";
-import { closeReason, isSendableCloseCode, readJsonBody, refuseUpgrade, sendError, sendJson } from "./relay-http.js";
-import { resolveRelayOptions, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
+import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
+import { handleRelayRequest } from "./relay-routes.js";
+import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
 import { upgradeKind, upgradeListener, upgradeSdk, type UpgradeContext } from "./relay-upgrade.js";
+import { resolveRelayOptions } from "./resolve-relay-options.js";
+import { TenantDirectory, type Principal } from "./tenant-directory.js";
+import type { TenantUsage } from "./tenant.js";
 
 /** Options of {@link Relay.dropSdkSockets}. */
 export interface DropSdkSocketsOptions {
@@ -27,6 +35,12 @@ export interface DropSdkSocketsOptions {
   terminate?: boolean;
 }
 
+/** What the relay holds right now (`relay.stats()`, and the `/_relay/stats` hook for one tenant). */
+export interface RelayStats {
+  connections: ConnectionStats;
+  tenants: TenantUsage[];
+}
+
 /** A running relay. */
 export interface Relay extends EventEmitter<RelayEvents> {
   /** WebSocket base, `ws://127.0.0.1:PORT`. */
@@ -35,10 +49,12 @@ export interface Relay extends EventEmitter<RelayEvents> {
   readonly httpUrl: string;
   readonly port: number;
   readonly host: string;
-  /** Every registered environment. */
+  /** Every registered environment, of every tenant (the operator's view). */
   environments(): RelayEnvironmentInfo[];
   /** One environment by connection id. */
   environment(connectionId: string): RelayEnvironmentInfo | undefined;
+  /** Connections and, per tenant, what it holds against its caps. */
+  stats(): RelayStats;
   /** The SDK status socket URL for an environment (no credentials in it). */
   statusUrl(connectionId: string, query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string }): string;
   /**
@@ -53,56 +69,80 @@ export interface Relay extends EventEmitter<RelayEvents> {
   close(): Promise<void>;
 }
 
+interface RelayParts {
+  server: Server;
+  servers: { sdk: WebSocketServer; listener: WebSocketServer };
+  registry: ListenerRegistry;
+  directory: TenantDirectory;
+  guard: ConnectionGuard;
+  options: ResolvedRelayOptions;
+  emit: RelayEmit;
+}
+
 class RelayServer extends EventEmitter<RelayEvents> implements Relay {
   readonly url: string;
   readonly httpUrl: string;
   readonly port: number;
   readonly host: string;
-  private closing: Promise<void> | undefined;
-  private readonly alive = new WeakMap<WebSocket, boolean>();
-  private readonly timer: NodeJS.Timeout;
+  #parts: RelayParts;
+  #closing: Promise<void> | undefined;
+  #alive = new WeakMap<WebSocket, boolean>();
+  #timer: TimerHandle | undefined;
 
-  constructor(
-    private readonly server: Server,
-    private readonly sockets: WebSocketServer,
-    readonly registry: ListenerRegistry,
-    private readonly options: ResolvedRelayOptions,
-  ) {
+  constructor(parts: RelayParts) {
     super();
-    const address = server.address() as AddressInfo;
+    this.#parts = parts;
+    const { options } = parts;
+    const address = parts.server.address() as AddressInfo;
     this.port = address.port;
     this.host = options.host;
     const hostPart = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
     this.url = `ws://${hostPart}:${this.port}`;
     this.httpUrl = `http://${hostPart}:${this.port}`;
-    this.timer = setInterval(() => this.tick(), options.heartbeatIntervalMs || 60_000);
-    this.timer.unref();
+    this.#scheduleTick();
   }
 
-  track(socket: WebSocket): void {
-    this.alive.set(socket, true);
-    socket.on("pong", () => this.alive.set(socket, true));
+  #scheduleTick(): void {
+    const { timers, heartbeatIntervalMs } = this.#parts.options;
+    this.#timer = timers.setTimeout(() => {
+      this.#tick();
+      if (!this.#closing) this.#scheduleTick();
+    }, heartbeatIntervalMs || 60_000);
+    unrefTimer(this.#timer);
   }
 
-  private tick(): void {
-    this.registry.sweep();
-    if (this.options.heartbeatIntervalMs === 0) return;
-    for (const socket of this.sockets.clients) {
-      if (this.alive.get(socket) === false) {
-        socket.terminate();
-        continue;
+  /** A socket was accepted on either endpoint: heartbeat bookkeeping, and no handshake deadline any more. */
+  accepted(socket: WebSocket, raw: Duplex): void {
+    this.#parts.guard.established(raw);
+    this.#alive.set(socket, true);
+    socket.on("pong", () => this.#alive.set(socket, true));
+  }
+
+  #tick(): void {
+    this.#parts.registry.sweep();
+    if (this.#parts.options.heartbeatIntervalMs === 0) return;
+    for (const server of Object.values(this.#parts.servers)) {
+      for (const socket of server.clients) {
+        if (this.#alive.get(socket) === false) {
+          socket.terminate();
+          continue;
+        }
+        this.#alive.set(socket, false);
+        socket.ping();
       }
-      this.alive.set(socket, false);
-      socket.ping();
     }
   }
 
   environments(): RelayEnvironmentInfo[] {
-    return this.registry.list().map((environment) => environment.info());
+    return this.#parts.registry.list().map((environment) => environment.info());
   }
 
   environment(connectionId: string): RelayEnvironmentInfo | undefined {
-    return this.registry.get(connectionId)?.info();
+    return this.#parts.registry.get(connectionId)?.info();
+  }
+
+  stats(): RelayStats {
+    return { connections: this.#parts.guard.stats(), tenants: this.#parts.directory.tenants().map((tenant) => tenant.usage()) };
   }
 
   statusUrl(connectionId: string, query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string }): string {
@@ -112,147 +152,141 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
   }
 
   closeListener(connectionId: string, code = 1012, reason = "Relay closed the listener connection"): boolean {
-    const environment = this.registry.get(connectionId);
+    const environment = this.#parts.registry.get(connectionId);
     if (!environment) return false;
     if (!isSendableCloseCode(code)) throw new ToolrelayError("INVALID_OPTIONS", `relay: ${code} is not a sendable close code`);
-    if (code === 1008) {
-      this.registry.remove(environment, 1008, 1008, closeReason(reason));
+    if (code === RELAY_CLOSE.environmentGone.code) {
+      this.#parts.registry.remove(environment, code, code, closeReason(reason));
       return true;
     }
     return environment.listener.close(code, closeReason(reason));
   }
 
   dropSdkSockets(connectionId?: string, options: DropSdkSocketsOptions = {}): number {
+    return this.#dropSdkSockets(undefined, connectionId, options);
+  }
+
+  #dropSdkSockets(principal: Principal | undefined, connectionId: string | undefined, options: DropSdkSocketsOptions): number {
     const code = options.code ?? 1012;
     if (!isSendableCloseCode(code)) throw new ToolrelayError("INVALID_OPTIONS", `relay: ${code} is not a sendable close code`);
-    const environments = connectionId === undefined ? this.registry.list() : [this.registry.get(connectionId)].filter((e) => e !== undefined);
+    const { registry } = this.#parts;
+    const tenant = principal?.tenant;
+    const environments = connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
     let count = 0;
-    for (const environment of environments) {
-      if (options.terminate) count += environment.terminateSdkSockets();
-      else count += environment.dropSdkSockets(code, closeReason(options.reason ?? "Relay dropped the status socket"));
-    }
+    const how = options.terminate ? "terminate" : { code, reason: closeReason(options.reason ?? "Relay dropped the status socket") };
+    for (const environment of environments) count += environment.dropSdkSockets(how);
     return count;
   }
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
   }
 
-  private async shutdown(): Promise<void> {
-    clearInterval(this.timer);
-    this.registry.removeAll("Relay shutting down");
-    const deadline = Date.now() + 1_000;
-    while (this.sockets.clients.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    for (const socket of this.sockets.clients) socket.terminate();
-    await new Promise<void>((resolve) => this.sockets.close(() => resolve()));
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.options.logger.info("relay: stopped");
+  async #shutdown(): Promise<void> {
+    const { options, registry, servers, server, guard } = this.#parts;
+    if (this.#timer !== undefined) options.timers.clearTimeout(this.#timer);
+    guard.stop();
+    registry.removeAll("Relay shutting down");
+    const clients = () => [...servers.sdk.clients, ...servers.listener.clients];
+    const deadline = options.timers.now() + 1_000;
+    while (clients().length > 0 && options.timers.now() < deadline) await new Promise((resolve) => options.timers.setTimeout(() => resolve(undefined), 10));
+    for (const socket of clients()) socket.terminate();
+    await Promise.all(Object.values(servers).map((wss) => new Promise<void>((resolve) => wss.close(() => resolve()))));
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    options.logger.info("relay: stopped");
   }
 
-  /** HTTP routes. */
-  async handleRequest(request: IncomingMessage, response: ServerResponse, checker: ApiKeyChecker): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://relay.invalid");
-    this.options.logger.debug("relay: http request", { method: request.method, path: url.pathname });
-    const refused = checkRequestOrigin(request, { bindHost: this.options.host, allowedHosts: this.options.allowedHosts });
-    if (refused) return sendError(response, refused.status, refused.message);
-    if (url.pathname === "/healthz" && request.method === "GET") return sendJson(response, 200, { ok: true });
-    const denied = authenticate(request, url, checker, { allowQueryToken: false });
-    if (denied) return sendError(response, denied.status, denied.message);
-    if (url.pathname === "/v1/environments/register") {
-      if (request.method !== "POST") return sendError(response, 405, "use POST");
-      const body = await readJsonBody(request, this.options.maxBodyBytes);
-      if (!body.ok) return sendError(response, body.status, body.message);
-      const registration = parseRegistration(body.value);
-      if (typeof registration === "string") return sendError(response, 400, registration);
-      const { answer } = this.registry.register(registration, `ws://${request.headers.host}`);
-      return sendJson(response, 200, answer);
-    }
-    if (url.pathname === "/v1/environments" && request.method === "GET") {
-      // Cloud's shape: an environment whose listener is not connected has no connectionId, and
-      // connectedAt is epoch ms (or null).
-      const connections = this.registry.list().map(({ identity, listener }) => ({
-        id: identity.id,
-        connectionId: listener.ready ? identity.connectionId : null,
-        deviceId: identity.deviceId,
-        connectionName: identity.connectionName,
-        connectedAt: listener.ready ? (listener.connectedAt?.getTime() ?? null) : null,
-      }));
-      return sendJson(response, 200, { connections, hasNextPage: false });
-    }
-    if (this.options.enableTestHooks && url.pathname.startsWith("/_relay/")) return this.handleTestHook(request, response, url);
-    return sendError(response, 404, "no such route");
-  }
-
-  private async handleTestHook(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    if (url.pathname === "/_relay/environments" && request.method === "GET") return sendJson(response, 200, this.environments());
-    if (request.method !== "POST") return sendError(response, 405, "use POST");
-    const body = await readJsonBody(request, this.options.maxBodyBytes);
-    if (!body.ok) return sendError(response, body.status, body.message);
-    const input = (typeof body.value === "object" && body.value !== null ? body.value : {}) as Record<string, unknown>;
-    const code = typeof input.code === "number" ? input.code : undefined;
-    const reason = typeof input.reason === "string" ? input.reason : undefined;
-    if (code !== undefined && !isSendableCloseCode(code)) return sendError(response, 400, "code is not a sendable close code");
-    const connectionId = typeof input.connectionId === "string" ? input.connectionId : undefined;
-    if (url.pathname === "/_relay/close-listener") {
-      if (!connectionId) return sendError(response, 400, "connectionId is required");
-      return sendJson(response, 200, { closed: this.closeListener(connectionId, code, reason) });
-    }
-    if (url.pathname === "/_relay/drop-sdk-sockets") {
-      const dropped = this.dropSdkSockets(connectionId, { code, reason, terminate: input.terminate === true });
-      return sendJson(response, 200, { dropped });
-    }
-    return sendError(response, 404, "no such test hook");
+  /** HTTP routes (relay-routes.ts). */
+  handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { options, registry, directory, guard, emit } = this.#parts;
+    return handleRelayRequest(
+      {
+        options,
+        registry,
+        directory,
+        guard,
+        emit,
+        closeListener: (connectionId, code, reason) => this.closeListener(connectionId, code, reason),
+        dropSdkSockets: (principal, connectionId, drop) => this.#dropSdkSockets(principal, connectionId, drop),
+      },
+      request,
+      response,
+    );
   }
 
   /** WebSocket upgrades. */
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, checker: ApiKeyChecker): void {
-    if (this.closing) return refuseUpgrade(socket, 503, "relay is shutting down");
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const { options, registry, directory, servers, emit } = this.#parts;
+    if (this.#closing) return refuseUpgrade(socket, 503, "relay is shutting down");
     const url = new URL(request.url ?? "/", "http://relay.invalid");
-    const refused = checkRequestOrigin(request, { bindHost: this.options.host, allowedHosts: this.options.allowedHosts });
+    const refused = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
     if (refused) return refuseUpgrade(socket, refused.status, refused.message);
     const target = upgradeKind(url.pathname);
     if (!target) return refuseUpgrade(socket, 404, "no such WebSocket endpoint");
-    const allowQueryToken = target.kind === "sdk" && this.options.allowQueryToken;
-    const denied = authenticate(request, url, checker, { allowQueryToken });
-    if (denied) return refuseUpgrade(socket, denied.status, denied.message);
-    const context: UpgradeContext = { options: this.options, registry: this.registry, server: this.sockets, track: (s) => this.track(s) };
-    if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId);
-    else upgradeListener(context, request, socket, head, url, target.connectionId);
+    const allowQueryToken = target.kind === "sdk" && options.allowQueryToken;
+    const auth = authenticate(request, url, directory, { allowQueryToken });
+    if ("refusal" in auth) return refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
+    const context: UpgradeContext = { options, registry, servers, emit, accepted: (webSocket, raw) => this.accepted(webSocket, raw) };
+    if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId, auth.principal);
+    else upgradeListener(context, request, socket, head, url, target.connectionId, auth.principal);
   }
 }
 
 /** Starts a relay and resolves once it listens. Throws INVALID_OPTIONS for bad options (e.g. a public bind without keys). */
 export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   const resolved = resolveRelayOptions(options);
-  const checker = new ApiKeyChecker(resolved.apiKeys);
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: resolved.maxPayloadBytes, perMessageDeflate: false });
+  const directory = new TenantDirectory(
+    resolved.keyTenants,
+    {
+      environment: resolved.maxEnvironmentsPerTenant,
+      session: resolved.maxSessionsPerTenant,
+      outstandingCall: resolved.maxOutstandingCallsPerTenant,
+      unackedBytes: resolved.maxUnackedBytesPerTenant,
+    },
+    resolved.logger,
+  );
+  const socketServer = (maxPayload: number) => {
+    const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false, clientTracking: true });
+    wss.on("error", () => {});
+    return wss;
+  };
+  const servers = { sdk: socketServer(resolved.maxSdkFrameBytes), listener: socketServer(resolved.maxListenerFrameBytes) };
   const server = createServer();
+  const guard = new ConnectionGuard({
+    maxConnections: resolved.maxConnections,
+    maxConnectionsPerAddress: resolved.maxConnectionsPerAddress,
+    handshakeTimeoutMs: resolved.handshakeTimeoutMs,
+    timers: resolved.timers,
+    logger: resolved.logger,
+  });
   let relay: RelayServer | undefined;
   const emit: RelayEmit = (event, ...args) => {
     (relay?.emit as ((name: string, ...rest: unknown[]) => boolean) | undefined)?.call(relay, event, ...args);
   };
-  const registry = new ListenerRegistry(resolved, emit);
+  const scheduler = new FairScheduler({ onError: (error) => resolved.logger.warn("relay: a frame handler threw", { error: String(error) }) });
+  const registry = new ListenerRegistry({ options: resolved, scheduler, emit });
+  server.on("connection", (socket) => guard.admit(socket));
   server.on("request", (request, response) => {
-    relay?.handleRequest(request, response, checker).catch(() => {
+    if (!relay) return sendError(response, 503, "relay is starting");
+    relay.handleRequest(request, response).catch(() => {
       if (!response.headersSent) sendError(response, 500, "internal error");
       else response.destroy();
     });
   });
   server.on("upgrade", (request, socket, head) => {
     if (!relay) return refuseUpgrade(socket, 503, "relay is starting");
-    relay.handleUpgrade(request, socket, head, checker);
+    relay.handleUpgrade(request, socket, head);
   });
   server.on("clientError", (_error, socket) => socket.destroy());
-  sockets.on("error", () => {});
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error) =>
       reject(new ToolrelayError("INVALID_OPTIONS", `relay: cannot listen on ${resolved.host}:${resolved.port}`, { cause: error })),
     );
     server.listen(resolved.port, resolved.host, () => resolve());
   });
-  relay = new RelayServer(server, sockets, registry, resolved);
-  resolved.logger.info("relay: listening", { url: relay.httpUrl, listenerMode: resolved.listenerMode });
+  relay = new RelayServer({ server, servers, registry, directory, guard, options: resolved, emit });
+  resolved.logger.info("relay: listening", { url: relay.httpUrl, listenerMode: resolved.listenerMode, tenants: directory.tenants().length });
   return relay;
 }

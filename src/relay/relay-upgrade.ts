@@ -1,17 +1,23 @@
 /**
  * The two WebSocket endpoints of the relay: the listener's socket(s) at the `wsUrl` handed out
- * on registration, and the SDK's status sockets. Parameters are checked before the upgrade;
- * an unknown environment is a 404 for an SDK, and an accepted-then-closed 1008 for a listener
- * (which makes it register again).
+ * on registration, and the SDK's status sockets. Parameters, tenant and bindings are checked
+ * before the upgrade: an environment that does not exist — or is another tenant's, which looks
+ * the same — is a 404 for an SDK, and an accepted-then-closed 1008 for a listener (which makes
+ * it register again). A listener socket must name the device that registered the environment.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import type { ListenerSocketParams } from "./listener-connection.js";
 import type { ListenerRegistry } from "./listener-registry.js";
+import { RELAY_CLOSE } from "./relay-close-codes.js";
+import type { RelayEmit } from "./relay-events.js";
 import { refuseUpgrade } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
-import { runtimeKeyOf, type Channel } from "./relay-routing.js";
+import { runtimeKeyOf } from "./relay-frame.js";
+import type { Channel } from "./relay-routing.js";
+import { bindingFromUrl } from "./runtime-binding.js";
+import type { Principal } from "./tenant-directory.js";
 
 const SDK_PATH = /^\/v1\/environments\/([^/]+)\/status\/ws$/;
 const LISTENER_PATH = /^\/v1\/environments\/([^/]+)\/listener\/ws$/;
@@ -44,18 +50,27 @@ function param(url: URL, name: string): string | undefined | false {
 export interface UpgradeContext {
   options: ResolvedRelayOptions;
   registry: ListenerRegistry;
-  server: WebSocketServer;
-  /** Called for every accepted socket (heartbeat bookkeeping). */
-  track(socket: WebSocket): void;
+  /** One server per socket kind (each with its own `maxPayload`). */
+  servers: { sdk: WebSocketServer; listener: WebSocketServer };
+  emit: RelayEmit;
+  /** Called for every accepted socket (heartbeat bookkeeping, connection guard). */
+  accepted(socket: WebSocket, raw: Duplex): void;
 }
 
+const NOT_FOUND = "environment not found";
+
 /**
- * SDK status socket: `?channel=control|stream[&agentId[&conversationId]][&sessionId]`. Without
- * `sessionId` and `agentId` the socket is anonymous (paired with its partner by arrival).
+ * SDK status socket: `?channel=control|stream[&agentId[&conversationId]][&sessionId]`. A
+ * `sessionId` names the session (bound to the key that created it); without one, `agentId` +
+ * `conversationId` do (per key); without those the socket is anonymous (paired with its
+ * partner by arrival).
  */
-export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, connectionId: string): void {
-  const environment = context.registry.get(connectionId);
-  if (!environment || environment.isRemoved) return refuseUpgrade(socket, 404, "environment not found");
+export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, connectionId: string, principal: Principal): void {
+  const environment = context.registry.get(connectionId, principal.tenant);
+  if (!environment || environment.isRemoved) {
+    context.emit("refused", { kind: "environment-not-found", tenant: principal.tenant.name, connectionId, reason: NOT_FOUND });
+    return refuseUpgrade(socket, 404, NOT_FOUND);
+  }
   const channel = url.searchParams.get("channel");
   if (channel !== "control" && channel !== "stream") return refuseUpgrade(socket, 400, "channel must be control or stream");
   const agentId = param(url, "agentId");
@@ -64,15 +79,25 @@ export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, so
   if (agentId === false || conversationId === false || sessionId === false) {
     return refuseUpgrade(socket, 400, `query parameters must be 1..${MAX_PARAM_LENGTH} characters`);
   }
-  const runtimeKey = agentId ? runtimeKeyOf(agentId, conversationId) : undefined;
-  const identity = sessionId ? `session:${sessionId}` : runtimeKey ? `runtime:${runtimeKey}` : undefined;
-  context.server.handleUpgrade(request, socket, head, (webSocket) => {
-    context.track(webSocket);
+  if (conversationId !== undefined && agentId === undefined) return refuseUpgrade(socket, 400, "conversationId needs agentId");
+  const binding = bindingFromUrl(agentId, conversationId);
+  const identity = sessionId
+    ? `session:${sessionId}`
+    : binding.state === "bound"
+      ? `runtime:${principal.keyId}:${runtimeKeyOf(binding.agentId, binding.conversationId)}`
+      : undefined;
+  const refused = environment.checkSdk(principal, identity, binding, channel);
+  if (refused) {
+    context.emit("refused", { kind: refused.kind, tenant: principal.tenant.name, connectionId, reason: refused.message });
+    return refuseUpgrade(socket, refused.status, refused.message);
+  }
+  context.servers.sdk.handleUpgrade(request, socket, head, (webSocket) => {
+    context.accepted(webSocket, socket);
     if (environment.isRemoved) {
-      webSocket.close(1008, "Environment gone");
+      webSocket.close(RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.reason);
       return;
     }
-    environment.attachSdk(webSocket, channel as Channel, identity, runtimeKey);
+    environment.attachSdk(webSocket, channel as Channel, principal, identity, binding);
   });
 }
 
@@ -84,6 +109,7 @@ export function upgradeListener(
   head: Buffer,
   url: URL,
   connectionId: string,
+  principal: Principal,
 ): void {
   const channelParam = url.searchParams.get("channel");
   if (channelParam !== null && channelParam !== "control" && channelParam !== "stream") {
@@ -98,22 +124,28 @@ export function upgradeListener(
   if (generation !== undefined && channelParam === null) {
     return refuseUpgrade(socket, 400, "connectionGeneration needs a channel");
   }
-  const environment = context.registry.get(connectionId);
+  const deviceId = param(url, "deviceId");
+  if (deviceId === undefined || deviceId === false) {
+    context.emit("refused", { kind: "wrong-device", tenant: principal.tenant.name, connectionId, reason: "deviceId is required" });
+    return refuseUpgrade(socket, 400, "deviceId is required (the device that registered the environment)");
+  }
+  const environment = context.registry.get(connectionId, principal.tenant);
   const params: ListenerSocketParams = {
     channel: channelParam ?? "single",
     generation,
     attempt: generation === undefined ? undefined : attempt,
   };
-  context.server.handleUpgrade(request, socket, head, (webSocket) => {
-    context.track(webSocket);
+  context.servers.listener.handleUpgrade(request, socket, head, (webSocket) => {
+    context.accepted(webSocket, socket);
     if (!environment || environment.isRemoved) {
       // The listener's contract: 1008 means "environment not found, register again".
-      webSocket.close(1008, "Environment not found");
+      context.emit("refused", { kind: "environment-not-found", tenant: principal.tenant.name, connectionId, reason: NOT_FOUND });
+      webSocket.close(RELAY_CLOSE.environmentNotFound.code, RELAY_CLOSE.environmentNotFound.reason);
       return;
     }
-    const deviceId = url.searchParams.get("deviceId");
-    if (deviceId !== null && deviceId !== environment.identity.deviceId) {
-      webSocket.close(1008, "Device does not own this environment");
+    if (deviceId !== environment.identity.deviceId) {
+      context.emit("refused", { kind: "wrong-device", tenant: principal.tenant.name, connectionId, reason: RELAY_CLOSE.wrongDevice.reason });
+      webSocket.close(RELAY_CLOSE.wrongDevice.code, RELAY_CLOSE.wrongDevice.reason);
       return;
     }
     environment.attachListener(webSocket, params);

@@ -1,32 +1,56 @@
 /**
  * Who executes an environment's tool calls, and keeping each call until it is answered.
- * Owner rule: the session that registered tools for the call's runtime; else the most recently
- * attached session subscribed to that runtime; else the last session that registered tools on
- * the environment; else nobody yet (the call waits for such a session to appear).
+ * Owner rule: among the sessions bound to the call's runtime, the one that registered tools for
+ * it last; else the most recently attached one. Nobody else is ever offered the call, and only
+ * its owner's answer reaches the listener. A call with no owner waits (bounded by
+ * `unownedCallTimeoutMs`); then the listener gets an `external_tool_call_response` with an error.
  */
+import { unrefTimer, type Timers } from "../internal/timers.js";
 import { OutstandingCalls, type OutstandingCall } from "./outstanding-calls.js";
+import { RelayFrame } from "./relay-frame.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
-import type { ToolRegistration } from "./relay-routing.js";
 import type { SdkSession } from "./sdk-session.js";
+import type { Tenant } from "./tenant.js";
 
 export interface ToolCallRouterOptions {
   connectionId: string;
+  tenant: Tenant;
   options: ResolvedRelayOptions;
   /** The environment's current sessions (attached or inside their resume window). */
   sessions(): Iterable<SdkSession>;
+  /** Sends a frame the relay wrote itself to the listener (queued while it is away). */
+  answerListener(frame: RelayFrame): void;
+  /** The relay answered a call to the listener with an error (no owner, over the cap, …). */
+  onFailed(requestId: string, reason: string): void;
+}
+
+/** What became of an `external_tool_call_request`. */
+export type CallOutcome = "delivered" | "waiting" | "refused";
+
+/** The error a relay-written `external_tool_call_response` carries. */
+export function toolCallErrorFrame(requestId: string, error: string): RelayFrame {
+  return RelayFrame.read(JSON.stringify({ type: "external_tool_call_response", request_id: requestId, error }))!;
+}
+
+/** An attached session beats a detached one; then the one attached last. */
+function isMoreRecent(candidate: SdkSession, current: SdkSession): boolean {
+  if (candidate.attached !== current.attached) return candidate.attached;
+  return candidate.lastAttachedAt > current.lastAttachedAt;
 }
 
 export class ToolCallRouter {
-  private readonly calls: OutstandingCalls;
-  private readonly registrants = new Map<string, SdkSession>();
-  private lastRegistrant: SdkSession | undefined;
-  private readonly config: ToolCallRouterOptions;
+  #calls: OutstandingCalls;
+  #registrants = new Map<string, SdkSession>();
+  #config: ToolCallRouterOptions;
+  #timers: Timers;
 
   constructor(config: ToolCallRouterOptions) {
-    this.config = config;
-    this.calls = new OutstandingCalls({
-      maxCalls: config.options.maxOutstandingCalls,
+    this.#config = config;
+    this.#timers = config.options.timers;
+    this.#calls = new OutstandingCalls({
+      tenant: config.tenant,
       ttlMs: config.options.outstandingCallTtlMs,
+      timers: config.options.timers,
       logger: config.options.logger,
       connectionId: config.connectionId,
     });
@@ -34,34 +58,49 @@ export class ToolCallRouter {
 
   /** Request ids not answered yet, oldest first. */
   pending(): string[] {
-    return this.calls.list().map((call) => call.requestId);
+    return this.#calls.list().map((call) => call.requestId);
   }
 
-  /** A listener's `external_tool_call_request`: remembered, and handed to an owner if there is one. */
-  request(requestId: string, runtimeKey: string | undefined, text: string): boolean {
-    return this.deliver(this.calls.add(requestId, runtimeKey, text));
-  }
-
-  /** An SDK's answer: the call it closes, or undefined for an unknown (or already answered) request id. */
-  answer(requestId: string | undefined): OutstandingCall | undefined {
-    return requestId === undefined ? undefined : this.calls.take(requestId);
-  }
-
-  /** Applies the tool-registration effects of an SDK command. */
-  applyRegistration(session: SdkSession, registration: ToolRegistration): void {
-    for (const key of registration.registered) this.registrants.set(key, session);
-    for (const key of registration.cleared) {
-      if (this.registrants.get(key) === session) this.registrants.delete(key);
+  /** A listener's `external_tool_call_request`: remembered, and handed to its owner if there is one. */
+  request(frame: RelayFrame): CallOutcome {
+    const requestId = frame.requestId!;
+    if (frame.runtimeKey === undefined) {
+      this.#fail(requestId, "relay: the external_tool_call_request names no runtime, so no SDK session can own it");
+      return "refused";
     }
-    if (registration.registersAny) {
-      this.lastRegistrant = session;
-      this.offerUnowned();
+    const call = this.#calls.add(requestId, frame.runtimeKey, frame);
+    if (!call) {
+      const limit = this.#config.tenant.limit("outstandingCall");
+      this.#fail(requestId, `relay: the tenant already has ${limit} unanswered tool calls (maxOutstandingCallsPerTenant)`);
+      return "refused";
     }
+    return this.#deliver(call) ? "delivered" : "waiting";
   }
 
-  /** A `runtime_start` with tools whose runtime only its response named. */
-  registerRuntime(session: SdkSession, runtimeKey: string): void {
-    this.registrants.set(runtimeKey, session);
+  /**
+   * An SDK's answer: the call it closes, or the reason it is refused — an unknown (or already
+   * answered) request id, or a session that does not own the call.
+   */
+  answer(session: SdkSession, requestId: string | undefined): { call: OutstandingCall } | { refused: "unknown" | "not-owner" } {
+    const call = requestId === undefined ? undefined : this.#calls.get(requestId);
+    if (!call) return { refused: "unknown" };
+    if (call.owner !== session) return { refused: "not-owner" };
+    this.#calls.remove(call);
+    return { call };
+  }
+
+  /** `session` registered tools for `runtimeKey` (it is bound to it): it is preferred for its calls. */
+  registered(session: SdkSession, runtimeKey: string): void {
+    this.#registrants.set(runtimeKey, session);
+  }
+
+  /** The tools of `runtimeKey` were replaced by a command without tools. */
+  cleared(runtimeKey: string): void {
+    this.#registrants.delete(runtimeKey);
+  }
+
+  /** `session` is bound to a runtime now: calls of that runtime waiting for an owner go to it. */
+  sessionBound(): void {
     this.offerUnowned();
   }
 
@@ -72,70 +111,91 @@ export class ToolCallRouter {
    * (a call it runs or ran is joined or replayed, never run twice).
    */
   resume(session: SdkSession): void {
-    for (const call of this.calls.ownedBy(session)) {
+    for (const call of this.#calls.ownedBy(session)) {
       const seq = call.deliveredSeq;
       if (seq !== undefined && session.isHeld("control", seq)) continue;
-      call.deliveredSeq = session.deliver("control", call.text);
+      call.deliveredSeq = session.deliver("control", call.frame);
     }
     this.offerUnowned();
   }
 
-  /** A session's resume window ended: its calls go to another owner if one exists. */
+  /** A session closed: its calls go to another session of their runtime, or wait for one. */
   sessionGone(session: SdkSession): void {
-    for (const call of this.calls.ownedBy(session)) call.owner = undefined;
+    for (const [runtimeKey, registrant] of this.#registrants) if (registrant === session) this.#registrants.delete(runtimeKey);
+    for (const call of this.#calls.ownedBy(session)) call.owner = undefined;
     this.offerUnowned();
   }
 
   /** Hands every call without a live owner to the owner the rule picks now (if any). */
   offerUnowned(): void {
-    for (const call of this.calls.unowned()) this.deliver(call);
+    for (const call of this.#calls.unowned()) this.#deliver(call);
   }
 
   sweep(): void {
-    this.calls.sweep();
+    this.#calls.sweep();
   }
 
   /** Forgets every call and registration (environment removed, or a fresh listener runtime). */
   clear(): void {
-    this.calls.clear();
-    this.registrants.clear();
-    this.lastRegistrant = undefined;
+    this.#calls.clear();
+    this.#registrants.clear();
   }
 
   /** Forgets the calls only (a fresh listener runtime cannot answer them). */
   clearCalls(): void {
-    this.calls.clear();
+    this.#calls.clear();
   }
 
-  private isLive(session: SdkSession | undefined): session is SdkSession {
-    if (session === undefined || session.isClosed) return false;
-    for (const current of this.config.sessions()) if (current === session) return true;
+  #chooseOwner(runtimeKey: string): SdkSession | undefined {
+    const registrant = this.#registrants.get(runtimeKey);
+    let best: SdkSession | undefined;
+    for (const session of this.#config.sessions()) {
+      if (session.isClosed || session.runtimeKey !== runtimeKey) continue;
+      if (session === registrant) return session;
+      if (!best || isMoreRecent(session, best)) best = session;
+    }
+    return best;
+  }
+
+  /** Hands a call to its owner's control channel; without one, the call waits (bounded). Returns whether it found an owner. */
+  #deliver(call: OutstandingCall): boolean {
+    const owner = this.#chooseOwner(call.runtimeKey);
+    if (owner) {
+      const seq = owner.deliver("control", call.frame);
+      if (seq !== undefined) {
+        call.owner = owner;
+        call.deliveredSeq = seq;
+        if (call.unownedTimer !== undefined) this.#timers.clearTimeout(call.unownedTimer);
+        call.unownedTimer = undefined;
+        return true;
+      }
+      // The delivery closed the owner (over its byte bound); closing it offered this call again.
+      if (call.owner && !call.owner.isClosed) return true;
+    }
+    call.owner = undefined;
+    call.deliveredSeq = undefined;
+    if (call.unownedTimer === undefined) {
+      this.#config.options.logger.debug("relay: tool call waits for an SDK session of its runtime", {
+        connectionId: this.#config.connectionId,
+        requestId: call.requestId,
+      });
+      call.unownedTimer = this.#timers.setTimeout(() => this.#expireUnowned(call), this.#config.options.unownedCallTimeoutMs);
+      unrefTimer(call.unownedTimer);
+    }
     return false;
   }
 
-  private chooseOwner(runtimeKey: string | undefined): SdkSession | undefined {
-    if (runtimeKey) {
-      const registrant = this.registrants.get(runtimeKey);
-      if (this.isLive(registrant)) return registrant;
-      const subscribed = [...this.config.sessions()]
-        .filter((session) => !session.isClosed && session.subscriptions.has(runtimeKey))
-        .sort((a, b) => Number(b.attached) - Number(a.attached) || b.lastAttachedAt - a.lastAttachedAt);
-      if (subscribed[0]) return subscribed[0];
-    }
-    return this.isLive(this.lastRegistrant) ? this.lastRegistrant : undefined;
+  #expireUnowned(call: OutstandingCall): void {
+    call.unownedTimer = undefined;
+    if (this.#calls.get(call.requestId) !== call || (call.owner && !call.owner.isClosed)) return;
+    this.#calls.remove(call);
+    const waited = this.#config.options.unownedCallTimeoutMs;
+    this.#fail(call.requestId, `relay: no SDK session attached to this call's runtime within ${waited} ms (unownedCallTimeoutMs); the call was not run`);
   }
 
-  /** Hands a call to its owner's control channel. Returns false while nobody can take it. */
-  private deliver(call: OutstandingCall): boolean {
-    const owner = this.chooseOwner(call.runtimeKey);
-    call.owner = owner;
-    call.deliveredSeq = owner?.deliver("control", call.text);
-    if (!owner) {
-      this.config.options.logger.debug("relay: tool call waits for an SDK session", {
-        connectionId: this.config.connectionId,
-        requestId: call.requestId,
-      });
-    }
-    return owner !== undefined;
+  #fail(requestId: string, error: string): void {
+    this.#config.options.logger.info("relay: tool call answered with an error by the relay", { connectionId: this.#config.connectionId, requestId });
+    this.#config.answerListener(toolCallErrorFrame(requestId, error));
+    this.#config.onFailed(requestId, error);
   }
 }

@@ -131,6 +131,7 @@ describe("paired handshake", () => {
     await fixture.start({ listenerMode: "paired" });
     const listener = await fixture.listener();
     const url = new URL(listener.answer.wsUrl);
+    url.searchParams.set("deviceId", listener.deviceId);
     url.searchParams.set("channel", "stream");
     url.searchParams.set("connectionGeneration", "some-other-generation");
     url.searchParams.set("connectionAttempt", "9");
@@ -178,6 +179,7 @@ describe("close codes", () => {
     const answer = await listener.register();
     expect(answer.connectionId).not.toBe(oldId);
     const stale = new URL(listener.answer.wsUrl.replace(answer.connectionId, oldId));
+    stale.searchParams.set("deviceId", listener.deviceId);
     const staleSocket = new WebSocket(stale, { headers: { authorization: `Bearer ${TEST_KEY}` } });
     staleSocket.on("error", () => {});
     expect((await waitForClose(staleSocket)).code).toBe(1008);

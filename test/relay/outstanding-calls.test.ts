@@ -11,7 +11,7 @@ afterEach(() => fixture.cleanup());
 const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
 const tools = [{ tools: [{ name: "echo", description: "echo", parameters: { type: "object" } }] }];
 
-function toolRequest(requestId: string, scope: typeof runtime | undefined = runtime): JsonFrame {
+function toolRequest(requestId: string, scope: typeof runtime | null = runtime): JsonFrame {
   return { type: "external_tool_call_request", request_id: requestId, ...(scope ? { runtime: scope } : {}), tool_call_id: "tc-1", tool_name: "echo", input: { text: "hi" } };
 }
 
@@ -200,7 +200,7 @@ describe("outstanding tool calls", () => {
     expect(other.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
   });
 
-  it("go to a session as soon as it subscribes to the runtime by sending a frame for it", async () => {
+  it("are not offered to a session that only names their runtime in a frame (refused); binding by runtime_start delivers them", async () => {
     await fixture.start();
     const listener = await fixture.listener();
     const { connectionId } = listener.answer;
@@ -208,24 +208,66 @@ describe("outstanding tool calls", () => {
     const requested = fixture.nextEvent("tool-call-requested");
     listener.sendControl(toolRequest("external-tool-16"));
     expect((await requested)[0].delivered).toBe(false);
-    await sdk.flush("control");
+    sdk.send({ type: "sync", runtime, request_id: "sync-foreign", recover_approvals: true });
+    const refusal = await sdk.waitFor("sync_response");
+    expect(refusal).toMatchObject({ request_id: "sync-foreign", success: false, error: expect.stringMatching(/^relay: .*not bound/) });
     expect(sdk.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
-    sdk.send({ type: "sync", runtime, recover_approvals: true });
+    expect(listener.logs.control.ofType("sync")).toHaveLength(0);
+    await registerTools(sdk, listener, "start-16", runtime);
     await sdk.waitFor("external_tool_call_request");
   });
 
-  it("without a runtime go to the last session that registered tools", async () => {
+  it("without a runtime are answered to the listener with an error at once (no session could own them)", async () => {
     await fixture.start();
     const listener = await fixture.listener();
     const { connectionId } = listener.answer;
-    const early = await fixture.sdk(connectionId, { sessionId: "early" });
-    const latest = await fixture.sdk(connectionId, { sessionId: "latest" });
-    await registerTools(early, listener, "start-1");
-    await registerTools(latest, listener, "start-2");
-    listener.sendControl(toolRequest("external-tool-14", undefined));
-    await latest.waitFor("external_tool_call_request");
-    await sleep(30);
-    expect(early.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    const sdk = await fixture.sdk(connectionId, { sessionId: "registrant" });
+    await registerTools(sdk, listener, "start-1");
+    const failed = fixture.nextEvent("tool-call-failed");
+    listener.sendControl(toolRequest("external-tool-14", null));
+    const response = await listener.logs.control.waitForType("external_tool_call_response");
+    expect(response).toEqual({ type: "external_tool_call_response", request_id: "external-tool-14", error: expect.stringContaining("names no runtime") });
+    expect((await failed)[0]).toMatchObject({ connectionId, requestId: "external-tool-14" });
+    await sdk.flush("control");
+    expect(sdk.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual([]);
+  });
+
+  it("unownedCallTimeoutMs: a call no session of its runtime takes is answered to the listener with an error; a session of another runtime never gets it", async () => {
+    await fixture.start({ unownedCallTimeoutMs: 150 });
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const stranger = await fixture.sdk(connectionId, { sessionId: "stranger", agentId: "agent-2", conversationId: "conv-2" });
+    const failed = fixture.nextEvent("tool-call-failed");
+    listener.sendControl(toolRequest("external-tool-18"));
+    const response = await listener.logs.control.waitForType("external_tool_call_response");
+    expect(response).toMatchObject({ request_id: "external-tool-18", error: expect.stringContaining("no SDK session attached to this call's runtime within 150 ms") });
+    expect((await failed)[0].requestId).toBe("external-tool-18");
+    expect(stranger.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual([]);
+    expect(fixture.relay.stats().tenants[0]?.outstandingCalls).toBe(0);
+  });
+
+  it("an answer from a session that does not own the call is refused; the owner's answer still passes", async () => {
+    await fixture.start();
+    const listener = await fixture.listener();
+    const { connectionId } = listener.answer;
+    const owner = await fixture.sdk(connectionId, { sessionId: "owner", agentId: "agent-1", conversationId: "conv-1" });
+    await registerTools(owner, listener, "start-1", runtime);
+    const sameRuntime = await fixture.sdk(connectionId, { sessionId: "same-runtime", agentId: "agent-1", conversationId: "conv-1" });
+    const otherRuntime = await fixture.sdk(connectionId, { sessionId: "other-runtime", agentId: "agent-2", conversationId: "conv-2" });
+    listener.sendControl(toolRequest("external-tool-19"));
+    await owner.waitFor("external_tool_call_request");
+    const refusals: string[] = [];
+    fixture.relay.on("refused", (refusal) => refusals.push(refusal.kind));
+    sameRuntime.send(toolResponse("external-tool-19", "forged by a session of the same runtime"));
+    otherRuntime.send(toolResponse("external-tool-19", "forged by a session of another runtime"));
+    await sameRuntime.flush("control");
+    await otherRuntime.flush("control");
+    expect(refusals).toEqual(["not-call-owner", "not-call-owner"]);
+    expect(listener.logs.control.ofType("external_tool_call_response")).toHaveLength(0);
+    owner.send(toolResponse("external-tool-19", "genuine"));
+    expect(await listener.logs.control.waitForType("external_tool_call_response")).toEqual(toolResponse("external-tool-19", "genuine"));
   });
 
   it("an answer for an unknown request id is dropped", async () => {
@@ -251,8 +293,8 @@ describe("outstanding tool calls", () => {
     expect(fixture.relay.environment(connectionId)).toBeUndefined();
   });
 
-  it("are bounded in count and age", async () => {
-    await fixture.start({ maxOutstandingCalls: 2, outstandingCallTtlMs: 100 });
+  it("maxOutstandingCallsPerTenant: a call past the cap is answered to the listener with an error; calls age out after outstandingCallTtlMs", async () => {
+    await fixture.start({ maxOutstandingCallsPerTenant: 2, outstandingCallTtlMs: 100 });
     const listener = await fixture.listener();
     const { connectionId } = listener.answer;
     for (const id of ["r-1", "r-2", "r-3"]) {
@@ -260,11 +302,14 @@ describe("outstanding tool calls", () => {
       listener.sendControl(toolRequest(id));
       await requested;
     }
-    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-2", "r-3"]);
+    expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-1", "r-2"]);
+    const refused = await listener.logs.control.waitForType("external_tool_call_response");
+    expect(refused).toMatchObject({ request_id: "r-3", error: expect.stringContaining("maxOutstandingCallsPerTenant") });
     await sleep(150);
     const requested = fixture.nextEvent("tool-call-requested");
     listener.sendControl(toolRequest("r-4"));
     await requested;
     expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-4"]);
+    expect(fixture.relay.stats().tenants[0]?.outstandingCalls).toBe(1);
   });
 });

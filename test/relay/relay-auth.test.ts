@@ -1,6 +1,8 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiKeyChecker, hostnameOf } from "../../src/relay/relay-auth.js";
+import { hostnameOf } from "../../src/relay/relay-auth.js";
+import { silentRelayLogger } from "../../src/relay/relay-options.js";
+import { TenantDirectory } from "../../src/relay/tenant-directory.js";
 import { startRelay } from "../../src/relay/index.js";
 import { httpJson } from "./support/http-json.js";
 import { recordingLogger, RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
@@ -177,12 +179,17 @@ describe("bind and secrets", () => {
 });
 
 describe("helpers", () => {
-  it("compares keys by digest and reports emptiness", () => {
-    const checker = new ApiKeyChecker(["alpha", "beta"]);
-    expect(checker.enabled).toBe(true);
-    expect(checker.matches("beta")).toBe(true);
-    expect(checker.matches("bet")).toBe(false);
-    expect(new ApiKeyChecker([]).enabled).toBe(false);
+  it("finds a key's tenant by digest, and knows a relay without keys", () => {
+    const limits = { environment: 1, session: 1, outstandingCall: 1, unackedBytes: 1024 };
+    const directory = new TenantDirectory(new Map([["alpha", "team-a"], ["beta", "team-b"], ["gamma", "team-a"]]), limits, silentRelayLogger);
+    expect(directory.requiresKeys).toBe(true);
+    expect(directory.match("beta")?.tenant.name).toBe("team-b");
+    expect(directory.match("gamma")?.tenant).toBe(directory.match("alpha")?.tenant);
+    expect(directory.match("gamma")?.keyId).not.toBe(directory.match("alpha")?.keyId);
+    expect(directory.match("bet")).toBeUndefined();
+    const open = new TenantDirectory(new Map(), limits, silentRelayLogger);
+    expect(open.requiresKeys).toBe(false);
+    expect(open.anonymous?.tenant.name).toBe("default");
   });
 
   it("parses Host headers", () => {

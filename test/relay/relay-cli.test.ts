@@ -74,6 +74,25 @@ describe("relay CLI", () => {
     expect(() => parseRelayCliArguments(["--bogus"])).toThrow(RelayCliUsageError);
   });
 
+  it("reads tenants from the keys file and every bound from its flag; a malformed line is named by its number only", () => {
+    const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
+    folders.push(folder);
+    const file = join(folder, "keys");
+    writeFileSync(file, "# team a\nteam-a key-a1\nteam-a   key-a2\nsolo-key\nteam-b key-b\n");
+    const options = parseRelayCliArguments(["--api-keys-file", file, "--max-unacked-bytes", "1048576", "--handshake-timeout-ms", "2000", "--no-json-pongs"]);
+    expect(options).toMatchObject({
+      apiKeys: ["solo-key"],
+      tenants: { "team-a": ["key-a1", "key-a2"], "team-b": ["key-b"] },
+      maxUnackedBytes: 1_048_576,
+      handshakeTimeoutMs: 2_000,
+      respondToJsonPings: false,
+    });
+    expect(() => parseRelayCliArguments(["--max-connections", "many"])).toThrow(RelayCliUsageError);
+    writeFileSync(file, "team-a key-a1\nthree words here-secret\n");
+    expect(() => parseRelayCliArguments(["--api-keys-file", file])).toThrow(/line 2: expected/);
+    expect(() => parseRelayCliArguments(["--api-keys-file", file])).not.toThrow(/here-secret/);
+  });
+
   it("prints its address, serves registrations, and exits 0 on SIGTERM", async () => {
     const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
     folders.push(folder);

@@ -12,7 +12,7 @@ const auth = { authorization: `Bearer ${TEST_KEY}` };
 
 describe("relay server", () => {
   it("closes only the socket that sent an oversized frame (1009)", async () => {
-    await fixture.start({ maxPayloadBytes: 4096 });
+    await fixture.start({ maxSdkFrameBytes: 4096 });
     const listener = await fixture.listener();
     const sdk = await fixture.sdk(listener.answer.connectionId, { agentId: "agent-1" });
     const closed = waitForClose(sdk.control);

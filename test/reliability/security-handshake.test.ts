@@ -139,7 +139,7 @@ describe("Origin / foreign Host: refused before any frame is read", () => {
       const relay = await startRelay({ apiKeys, listenerMode: "single", heartbeatIntervalMs: 0 });
       const listener = await SingleSocketListener.start(relay.httpUrl, apiKeys[0]);
       try {
-        const path = `/v1/environments/${listener.environment.connectionId}/status/ws?channel=control&sessionId=origin-probe`;
+        const path = `/v1/environments/${listener.environment.connectionId}/status/ws?channel=control&sessionId=origin-probe&agentId=agent-p&conversationId=conv-p`;
         const auth: Array<[string, string]> = apiKeys.length > 0 ? [["Authorization", `Bearer ${TOKEN}`]] : [];
         const accepted = await rawUpgrade({ port: relay.port, path, headers: [...upgradeHeaders(), ...auth], trailer: maskedTextFrame(RELAY_PROBE_FRAME), settleMs: 300 });
         expect(accepted.status).toBe(101);

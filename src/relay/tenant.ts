@@ -1,0 +1,113 @@
+/**
+ * A tenant of the relay: the owner of environments, SDK sessions and outstanding tool calls,
+ * with a cap on each (its resource registry) and one budget for the unacknowledged bytes its
+ * sessions hold. Everything a tenant creates is counted here, so a cap is one check in one place.
+ *
+ * SDK-managed sandboxes will be a further resource kind of the same registry: a sandbox is
+ * created by a tenant, its listener registers with that tenant's key, and its environment is
+ * then owned by the tenant like any other (docs/relay.md "Tenants").
+ */
+import type { RelayLogger } from "./relay-options.js";
+
+/** What a tenant owns and the relay caps. */
+export type TenantResource = "environment" | "session" | "outstandingCall";
+
+/** A holder of unacknowledged bytes (an SDK session). */
+export interface UnackedHolder {
+  readonly unackedBytes: number;
+  /** The tenant's budget is exceeded and this holder has the most: it must give everything up (close). */
+  overTenantBudget(): void;
+}
+
+/** Counters of one tenant, for `relay.stats()` and the `/_relay/stats` test hook. */
+export interface TenantUsage {
+  tenant: string;
+  environments: number;
+  sessions: number;
+  outstandingCalls: number;
+  unackedBytes: number;
+}
+
+export interface TenantLimits {
+  environment: number;
+  session: number;
+  outstandingCall: number;
+  unackedBytes: number;
+}
+
+export class Tenant {
+  readonly name: string;
+  #limits: TenantLimits;
+  #logger: RelayLogger;
+  #used: Record<TenantResource, number> = { environment: 0, session: 0, outstandingCall: 0 };
+  #holders = new Map<UnackedHolder, number>();
+  #unackedBytes = 0;
+
+  constructor(name: string, limits: TenantLimits, logger: RelayLogger) {
+    this.name = name;
+    this.#limits = limits;
+    this.#logger = logger;
+  }
+
+  /** The cap of `kind`. */
+  limit(kind: TenantResource): number {
+    return this.#limits[kind];
+  }
+
+  /** Takes one unit of `kind`; false (and nothing taken) when the tenant is at its cap. */
+  reserve(kind: TenantResource): boolean {
+    if (this.#used[kind] >= this.#limits[kind]) {
+      this.#logger.warn("relay: tenant limit reached", { tenant: this.name, resource: kind, limit: this.#limits[kind] });
+      return false;
+    }
+    this.#used[kind]++;
+    return true;
+  }
+
+  /** Gives back `units` of `kind` (never below zero). */
+  release(kind: TenantResource, units = 1): void {
+    this.#used[kind] = Math.max(0, this.#used[kind] - units);
+  }
+
+  /** How many of `kind` the tenant holds. */
+  used(kind: TenantResource): number {
+    return this.#used[kind];
+  }
+
+  /**
+   * A holder's unacknowledged bytes changed to `bytes`. Past the tenant's budget, the holder
+   * with the most bytes is told to give them up (it closes, and reports 0).
+   */
+  setUnacked(holder: UnackedHolder, bytes: number): void {
+    const previous = this.#holders.get(holder) ?? 0;
+    if (bytes <= 0) this.#holders.delete(holder);
+    else this.#holders.set(holder, bytes);
+    this.#unackedBytes += bytes - previous;
+    if (this.#unackedBytes <= this.#limits.unackedBytes) return;
+    let largest: UnackedHolder | undefined;
+    let most = -1;
+    for (const [candidate, held] of this.#holders) {
+      if (held > most) {
+        most = held;
+        largest = candidate;
+      }
+    }
+    if (!largest) return;
+    this.#logger.warn("relay: tenant unacknowledged-bytes budget exceeded; closing its largest session", {
+      tenant: this.name,
+      limit: this.#limits.unackedBytes,
+      held: most,
+    });
+    largest.overTenantBudget();
+  }
+
+  usage(): TenantUsage {
+    return {
+      tenant: this.name,
+      environments: this.#used.environment,
+      sessions: this.#used.session,
+      outstandingCalls: this.#used.outstandingCall,
+      unackedBytes: this.#unackedBytes,
+    };
+  }
+}
