@@ -53,13 +53,21 @@ describe("package surface", () => {
     expect(code.length).toBeLessThan(600_000);
   });
 
-  it("ships the relay and ACP subpaths in both formats", async () => {
-    for (const [path, name] of [["relay", "startRelay"], ["acp", "startAcpAgent"]] as const) {
-      const esm = (await import(built(`dist/${path}/index.js`))) as Record<string, unknown>;
-      const cjs = require(built(`dist/${path}/index.cjs`)) as Record<string, unknown>;
-      expect(typeof esm[name], `${path} ESM`).toBe("function");
-      expect(typeof cjs[name], `${path} CJS`).toBe("function");
-    }
+  it("ships the relay subpath in both formats", async () => {
+    const esm = (await import(built("dist/relay/index.js"))) as Record<string, unknown>;
+    const cjs = require(built("dist/relay/index.cjs")) as Record<string, unknown>;
+    expect(typeof esm.startRelay).toBe("function");
+    expect(typeof cjs.startRelay).toBe("function");
+  });
+
+  it("ships the ACP subpath as ESM only, like its peer @agentclientprotocol/sdk", async () => {
+    const esm = (await import(built("dist/acp/index.js"))) as Record<string, unknown>;
+    expect(typeof esm.startAcpAgent).toBe("function");
+    expect(existsSync(new URL("dist/acp/index.cjs", root))).toBe(false);
+    const manifest = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { exports: Record<string, Record<string, unknown>> };
+    expect(Object.keys(manifest.exports["./acp"]!)).toEqual(["import"]);
+    const peer = JSON.parse(readFileSync(new URL("node_modules/@agentclientprotocol/sdk/package.json", root), "utf8")) as { type?: string };
+    expect(peer.type).toBe("module");
   });
 
   it("documents every error code in docs/errors.md", () => {
