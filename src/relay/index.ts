@@ -3,6 +3,8 @@
  * external tools — registration and sockets for the Letta Code listener, status sockets with
  * `seq`/ack redelivery for SDK clients, and outstanding tool calls remembered until answered.
  * See docs/relay.md.
+ *
+ * @module toolrelay/relay
  */
 export { startRelay, type Relay, type DropSdkSocketsOptions } from "./relay-server.js";
 export {
@@ -10,6 +12,7 @@ export {
   isLoopbackHost,
   silentRelayLogger,
   type RelayOptions,
+  type ResolvedRelayOptions,
   type RelayLogger,
   type ListenerMode,
 } from "./relay-options.js";
@@ -23,3 +26,4 @@ export {
   RELAY_CLI_USAGE,
   type RelayCliIo,
 } from "./cli.js";
+export type { Channel as RelayChannel } from "./relay-routing.js";
