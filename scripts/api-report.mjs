@@ -106,7 +106,9 @@ try {
     const report = `api/${entry.reportFileName}.api.md`;
     if (!result.succeeded || (!update && result.apiReportChanged)) {
       failures.push(report);
-      console.error(`api-report: ${report} ${result.apiReportChanged ? "differs from the built surface" : "failed"} (${result.errorCount} errors, ${result.warningCount} warnings)`);
+      console.error(
+        `api-report: ${report} ${result.apiReportChanged ? "differs from the built surface" : "failed"} (${result.errorCount} errors, ${result.warningCount} warnings)`,
+      );
     } else {
       console.log(`api-report: ${report} ${update && result.apiReportChanged ? "updated" : "up to date"}`);
     }

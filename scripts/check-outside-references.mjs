@@ -27,7 +27,10 @@ const rules = [
   // the section numbers of a note outside the repository.
   { what: "a section number of a note outside the repository", pattern: /§\s?\d+(?:\.\d+)*/ },
   { what: "a machine path (work folder)", pattern: /\/work\// },
-  { what: "a machine path (home folder)", pattern: /(?:^|[^\w.~-])(?:\/root\/|\/home\/[a-z_][\w-]*|\/Users\/[A-Za-z][\w-]*|[A-Z]:\\Users\\)/ },
+  {
+    what: "a machine path (home folder)",
+    pattern: /(?:^|[^\w.~-])(?:\/root\/|\/home\/[a-z_][\w-]*|\/Users\/[A-Za-z][\w-]*|[A-Z]:\\Users\\)/,
+  },
   // A literal temporary folder. Recorded fixtures may keep their recorder's placeholder.
   { what: "a machine path (literal temporary folder)", pattern: /(?:^|[^\w.-])\/tmp\/(?!toolrelay-letta-home-XXXXXX\b)[\w.-]+/ },
 ];
@@ -72,7 +75,14 @@ function protocolAnchors() {
   for (const line of text.split("\n")) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
-    if (heading) result.add(heading[1].trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-"));
+    if (heading)
+      result.add(
+        heading[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^\w\- ]/g, "")
+          .replace(/ /g, "-"),
+      );
   }
   return result;
 }

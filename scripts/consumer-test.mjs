@@ -59,7 +59,7 @@ function check(project, name, action) {
   try {
     outcome = action();
   } catch (error) {
-    outcome = { ok: false, output: error instanceof Error ? error.stack ?? error.message : String(error) };
+    outcome = { ok: false, output: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
   const seconds = ((Date.now() - begin) / 1000).toFixed(1);
   results.push({ project, check: name, ok: outcome.ok, seconds, detail: outcome.ok ? undefined : outcome.output });
@@ -96,15 +96,22 @@ try {
   if (!packed.ok) throw new Error(`npm pack failed\n${packed.output}`);
   const tarball = join(workspace, JSON.parse(packed.output.slice(packed.output.indexOf("[")))[0].filename);
   const files = consumerFiles({ subpaths, packageName: manifest.name });
-  console.log(`consumer-test: ${tarball}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`);
+  console.log(
+    `consumer-test: ${tarball}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`,
+  );
   const runtimePeers = [`zod@${currentZod}`, `@agentclientprotocol/sdk@${dev("@agentclientprotocol/sdk")}`];
 
-  for (const [project, type] of [["esm", "module"], ["cjs", "commonjs"]]) {
+  for (const [project, type] of [
+    ["esm", "module"],
+    ["cjs", "commonjs"],
+  ]) {
     if (!wanted(project)) continue;
     const dir = join(workspace, project);
     writeProject(dir, { "package.json": JSON.stringify({ name: `consumer-${project}`, private: true, type }, null, 2), ...files[project] });
     if (!check(project, "npm install <tarball>", () => install(dir, [tarball, ...runtimePeers]))) continue;
-    check(project, `import every subpath, a turn, instanceof across ESM/CJS`, () => run(process.execPath, [Object.keys(files[project])[0]], dir));
+    check(project, `import every subpath, a turn, instanceof across ESM/CJS`, () =>
+      run(process.execPath, [Object.keys(files[project])[0]], dir),
+    );
   }
 
   if (wanted("jest")) {
@@ -120,8 +127,15 @@ try {
 
   if (wanted("types")) {
     const dir = join(workspace, "types");
-    writeProject(dir, { "package.json": JSON.stringify({ name: "consumer-types", private: true, type: "module" }, null, 2), ...files.types });
-    const tools = [`typescript@${dev("typescript")}`, `@types/node@${dev("@types/node")}`, `@agentclientprotocol/sdk@${dev("@agentclientprotocol/sdk")}`];
+    writeProject(dir, {
+      "package.json": JSON.stringify({ name: "consumer-types", private: true, type: "module" }, null, 2),
+      ...files.types,
+    });
+    const tools = [
+      `typescript@${dev("typescript")}`,
+      `@types/node@${dev("@types/node")}`,
+      `@agentclientprotocol/sdk@${dev("@agentclientprotocol/sdk")}`,
+    ];
     for (const zod of [lowestZod, currentZod]) {
       if (!check("types", `npm install <tarball> zod@${zod}`, () => install(dir, [tarball, `zod@${zod}`, ...tools]))) continue;
       for (const config of ["tsconfig.node16.json", "tsconfig.bundler.json"]) {
@@ -136,7 +150,20 @@ try {
     // The subpaths with a `require` condition under the node16 profile (node16 CJS and ESM,
     // bundler); the ESM-only ones (no `require` condition, e.g. toolrelay/acp) under esm-only.
     const attw = (profile, entrypoints) => () =>
-      run(process.execPath, [join(root, "node_modules", "@arethetypeswrong", "cli", "dist", "index.js"), tarball, "--profile", profile, "--format", "table-flipped", "--entrypoints", ...entrypoints], root);
+      run(
+        process.execPath,
+        [
+          join(root, "node_modules", "@arethetypeswrong", "cli", "dist", "index.js"),
+          tarball,
+          "--profile",
+          profile,
+          "--format",
+          "table-flipped",
+          "--entrypoints",
+          ...entrypoints,
+        ],
+        root,
+      );
     const requirable = subpaths.filter((subpath) => subpath.requirable).map((subpath) => subpath.key);
     const esmOnly = subpaths.filter((subpath) => !subpath.requirable).map((subpath) => subpath.key);
     check("attw", `attw --profile node16 (node16 CJS/ESM, bundler): ${requirable.join(" ")}`, attw("node16", requirable));
@@ -148,7 +175,15 @@ try {
     mkdirSync(dir);
     const unpacked = run("tar", ["-xzf", tarball, "-C", dir], root);
     check("publint", "publint --strict (the unpacked tarball)", () =>
-      unpacked.ok ? publintOutcome(run(process.execPath, [join(root, "node_modules", "publint", "src", "cli.js"), join(dir, "package"), "--strict", "--pack", "false"], root)) : unpacked,
+      unpacked.ok
+        ? publintOutcome(
+            run(
+              process.execPath,
+              [join(root, "node_modules", "publint", "src", "cli.js"), join(dir, "package"), "--strict", "--pack", "false"],
+              root,
+            ),
+          )
+        : unpacked,
     );
   }
 } finally {

@@ -159,8 +159,17 @@ export function codeOf(error: unknown): string | undefined {
 
 export const surfaces = [${requireList}] as const;
 `;
-  const strict = { strict: true, skipLibCheck: false, noEmit: true, target: "ES2022", lib: ["ES2022"], types: ["node"], noUncheckedIndexedAccess: true };
-  const tsconfig = (compilerOptions, files) => `${JSON.stringify({ compilerOptions: { ...strict, ...compilerOptions }, files }, null, 2)}\n`;
+  const strict = {
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    target: "ES2022",
+    lib: ["ES2022"],
+    types: ["node"],
+    noUncheckedIndexedAccess: true,
+  };
+  const tsconfig = (compilerOptions, files) =>
+    `${JSON.stringify({ compilerOptions: { ...strict, ...compilerOptions }, files }, null, 2)}\n`;
   return {
     esm: { "consumer.mjs": esm },
     cjs: { "consumer.cjs": cjs },
