@@ -11,8 +11,9 @@
 //   attw   @arethetypeswrong/cli on the tarball, profile node16 (node16 CJS + ESM, bundler)
 //   publint on the unpacked tarball, strict
 // Subpaths come from package.json `exports`, so a new subpath is covered without an edit here.
-// Installs prefer the npm cache (`--prefer-offline`): jest, typescript, @types/node and zod are
-// pinned from this repository's devDependencies, so after `npm ci` they are usually in it.
+// Installs prefer the npm cache (`--prefer-offline`): jest, typescript, @types/node, zod and the
+// other peers are pinned from this repository's devDependencies, so after `npm ci` they are
+// usually in it (the lowest zod is fetched once).
 //
 // Usage: node scripts/consumer-test.mjs [--no-build] [--keep] [--only esm,cjs,jest,types,attw,publint]
 // Prints a matrix and exits non-zero when any check failed. Plain Node ESM, no dependencies.
@@ -99,7 +100,12 @@ try {
   console.log(
     `consumer-test: ${tarball}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`,
   );
-  const runtimePeers = [`zod@${currentZod}`, `@agentclientprotocol/sdk@${dev("@agentclientprotocol/sdk")}`];
+  // Every peer (optional ones too: a subpath may need one), at the version this repository
+  // develops with, or the peer range when it is not a devDependency.
+  const otherPeers = Object.entries(manifest.peerDependencies)
+    .filter(([name]) => name !== "zod")
+    .map(([name, range]) => `${name}@${dev(name) ?? range}`);
+  const runtimePeers = [`zod@${currentZod}`, ...otherPeers];
 
   for (const [project, type] of [
     ["esm", "module"],
@@ -131,11 +137,7 @@ try {
       "package.json": JSON.stringify({ name: "consumer-types", private: true, type: "module" }, null, 2),
       ...files.types,
     });
-    const tools = [
-      `typescript@${dev("typescript")}`,
-      `@types/node@${dev("@types/node")}`,
-      `@agentclientprotocol/sdk@${dev("@agentclientprotocol/sdk")}`,
-    ];
+    const tools = [`typescript@${dev("typescript")}`, `@types/node@${dev("@types/node")}`, ...otherPeers];
     for (const zod of [lowestZod, currentZod]) {
       if (!check("types", `npm install <tarball> zod@${zod}`, () => install(dir, [tarball, `zod@${zod}`, ...tools]))) continue;
       for (const config of ["tsconfig.node16.json", "tsconfig.bundler.json"]) {
