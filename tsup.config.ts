@@ -12,7 +12,9 @@ const shared: Options = {
   splitting: true,
   treeshake: true,
   // p-timeout is ESM-only: bundled, so the CommonJS build loads under Jest 30 and plain
-  // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason.
+  // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason
+  // (tsup bundles devDependencies anyway; this line says so on purpose). The consumer test's Jest
+  // project fails when it is external.
   noExternal: ["p-timeout"],
 };
 
