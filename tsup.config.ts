@@ -1,20 +1,34 @@
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 
-export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    "testing/index": "src/testing/index.ts",
-    "relay/index": "src/relay/index.ts",
-    "relay/bin": "src/relay/bin.ts",
-    "acp/index": "src/acp/index.ts",
-    "mcp/index": "src/mcp/index.ts",
-  },
-  format: ["esm", "cjs"],
+const shared: Options = {
   dts: true,
-  sourcemap: true,
-  clean: true,
+  // No source maps in the package: they were 63% of its unpacked size and pointed at src/, which
+  // is not shipped. The output is unminified and readable as it is.
+  sourcemap: false,
+  // `npm run build` empties dist/ first (the prebuild script): two configs share the folder.
+  clean: false,
   target: "node20",
   platform: "node",
   splitting: true,
   treeshake: true,
-});
+  // p-timeout is ESM-only: bundled, so the CommonJS build loads under Jest 30 and plain
+  // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason
+  // (tsup bundles devDependencies anyway; this line says so on purpose). The consumer test's Jest
+  // project fails when it is external.
+  noExternal: ["p-timeout"],
+};
+
+const entries = {
+  index: "src/index.ts",
+  "testing/index": "src/testing/index.ts",
+  "relay/index": "src/relay/index.ts",
+  "relay/bin": "src/relay/bin.ts",
+  "mcp/index": "src/mcp/index.ts",
+};
+
+export default defineConfig([
+  // toolrelay/acp is ESM only: its peer @agentclientprotocol/sdk is ESM only, so a CommonJS
+  // copy could not load it under Jest nor type-check under moduleResolution node16.
+  { ...shared, format: "esm", entry: { ...entries, "acp/index": "src/acp/index.ts" } },
+  { ...shared, format: "cjs", entry: entries },
+]);

@@ -7,9 +7,18 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/letta-peer/**", "node_modules/**"],
+          // test/reliability has its own project: chaos schedules, heap and process tests take
+          // most of the time and are run (and leak-checked) on their own.
+          exclude: ["test/letta-peer/**", "test/reliability/**", "node_modules/**"],
           testTimeout: 20_000,
           typecheck: { enabled: true, include: ["test/**/*.test-d.ts"] },
+        },
+      },
+      {
+        test: {
+          name: "reliability",
+          include: ["test/reliability/**/*.test.ts"],
+          testTimeout: 20_000,
         },
       },
       {

@@ -6,7 +6,7 @@
  *   npm run bench -- --only round-trip,scale
  *   npm run bench -- --quick --no-write # harness check, a few iterations
  *   npm run bench -- --source           # the SDK from src/ through tsx (not the bundle)
- *   npm run bench -- --out /tmp/perf.md
+ *   npm run bench -- --out perf.md
  *
  * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8).
  */

@@ -7,7 +7,7 @@
 // was printed at all (a crash must not pass as "no leaks").
 //
 // Usage: node scripts/check-async-leaks.mjs [extra vitest args]
-//   default targets: test/reliability test/session (project "unit")
+//   default targets: test/reliability test/session (projects "reliability" and "unit")
 //   CHECK_ASYNC_LEAKS_TARGETS="test/a test/b" to check other folders.
 // Plain Node ESM, no dependencies.
 import { spawn } from "node:child_process";
@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
 const targets = (process.env.CHECK_ASYNC_LEAKS_TARGETS ?? "test/reliability test/session").split(/\s+/).filter(Boolean);
-const args = [vitest, "run", "--project", "unit", "--detectAsyncLeaks", ...targets, ...process.argv.slice(2)];
+const args = [vitest, "run", "--project", "unit", "--project", "reliability", "--detectAsyncLeaks", ...targets, ...process.argv.slice(2)];
 
 // Leak detection records a stack trace for every async resource, which slows the test process
 // several times: the reliability suites scale their deadlines (RELIABILITY_TIME_SCALE) and run

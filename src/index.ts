@@ -1,3 +1,10 @@
+/**
+ * `toolrelay`: run a Letta Code agent's client tools in your own process. `createSession`
+ * starts a runtime for an agent and conversation, registers your tools (`defineTool`) and
+ * answers every tool call the runtime sends. See docs/getting-started.md.
+ *
+ * @module toolrelay
+ */
 export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
 export { Turn, type TurnResult } from "./session/turn.js";
@@ -42,3 +49,19 @@ export type { CallOutcome, CallKey } from "./calls/index.js";
 export { ToolCallAbortError } from "./calls/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
 export type { LinkState, RuntimeLink } from "./transport/runtime-link.js";
+
+// Types that appear in the public signatures above, exported so that callers can name them
+// (checked by the API report, api/toolrelay.api.md, and TypeDoc's notExported validation).
+export type { ExecutionOutcome } from "./tools/execute-tool.js";
+export type { PreflightOutcome } from "./tools/prepare-tool-call.js";
+export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";
+export type { ToolCallAbortKind } from "./calls/call-abort-reason.js";
+export type { ToolReturnObject } from "./tools/tool-result.js";
+export type { ToolJsonSchema } from "./tools/tool-json-schema.js";
+export type { ToolrelayErrorOptions } from "./errors.js";
+export type { CloudAuthMode } from "./transport/cloud-status-address.js";
+export type { BackoffOptions } from "./transport/backoff.js";
+export type { CloudEnvironmentSelector } from "./backends/cloud-environment.js";
+export type { Timers, TimerHandle } from "./internal/timers.js";
+export type { WebSocketConstructor } from "./transport/open-web-socket.js";
+export type { WireContentBlock } from "./wire/content.js";

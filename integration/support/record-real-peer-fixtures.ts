@@ -289,13 +289,17 @@ function summarizeModelRequest(request: ModelRequest) {
 
 /** The peer's random temporary HOME (its cwd) is replaced by a fixed placeholder, so re-recording diffs less. */
 const HOME_PLACEHOLDER = "/tmp/toolrelay-letta-home-XXXXXX";
+/** The repository's folder on the recording machine (the peer's skill paths name it) becomes `<repository>`. */
+const REPOSITORY_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+const REPOSITORY_PLACEHOLDER = "<repository>";
 
 function writeFixtures(transcripts: Record<string, RecordedFrame[]>, modelRequests: ModelRequest[], home: string): void {
   mkdirSync(outputDir, { recursive: true });
   for (const file of readdirSync(outputDir)) {
     if (/^(inbound-|outbound-|transcript-|model-requests).*\.json$/.test(file)) rmSync(join(outputDir, file));
   }
-  const pretty = (value: unknown) => `${JSON.stringify(value, null, 2).split(home).join(HOME_PLACEHOLDER)}\n`;
+  const pretty = (value: unknown) =>
+    `${JSON.stringify(value, null, 2).split(home).join(HOME_PLACEHOLDER).split(REPOSITORY_ROOT).join(REPOSITORY_PLACEHOLDER)}\n`;
   const seen = new Set<string>();
   for (const transcript of Object.values(transcripts)) {
     for (const record of transcript) {

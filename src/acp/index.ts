@@ -4,6 +4,8 @@
  * ACP, the prompt bridge (ACP prompt turn ↔ toolrelay turn), editor permission
  * requests, and a complete agent (`startAcpAgent`). Needs the peer dependency
  * `@agentclientprotocol/sdk` (2.x, its stable v1 protocol). See docs/acp.md.
+ *
+ * @module toolrelay/acp
  */
 export { startAcpAgent, type AcpAgent, type AcpAgentOptions, type AcpEditorOptions, type AcpSessionContext } from "./acp-agent.js";
 export { runAcpPrompt, acpStopReason, type AcpPromptSession, type RunAcpPromptOptions } from "./prompt-bridge.js";

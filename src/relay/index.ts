@@ -4,9 +4,11 @@
  * `seq`/ack redelivery for SDK clients, and outstanding tool calls remembered until answered —
  * as a multi-tenant service with a bound on everything a client can make it hold.
  * See docs/relay.md.
+ *
+ * @module toolrelay/relay
  */
 export { startRelay, type Relay, type DropSdkSocketsOptions, type RelayStats } from "./relay-server.js";
-export { isLoopbackHost, silentRelayLogger, type RelayOptions, type RelayLogger, type ListenerMode } from "./relay-options.js";
+export { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions, type RelayLogger, type ListenerMode } from "./relay-options.js";
 export { resolveRelayOptions } from "./resolve-relay-options.js";
 export type { RelayEvents, RelayEnvironmentInfo, SdkSocketEvent } from "./relay-events.js";
 export type { RelayRefusal, RefusalKind } from "./relay-refusal.js";
@@ -22,3 +24,4 @@ export {
   RELAY_CLI_USAGE,
   type RelayCliIo,
 } from "./cli.js";
+export type { Channel as RelayChannel } from "./relay-routing.js";

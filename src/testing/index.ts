@@ -1,3 +1,10 @@
+/**
+ * `toolrelay/testing`: the scripted runtime (a loopback server that speaks the Letta Code
+ * app-server protocol, with a script in place of the model) and the fault proxy, for testing
+ * your own tools. See docs/testing.md.
+ *
+ * @module toolrelay/testing
+ */
 export { startScriptedRuntime } from "./scripted-runtime.js";
 export type {
   ScriptedCallRecord,

@@ -60,13 +60,23 @@ describe("package surface", () => {
     expect(readFileSync(built("dist/mcp/index.js"), "utf8")).toMatch(/from ["']@modelcontextprotocol\/sdk\/client\/index\.js["']/);
   });
 
-  it("ships the relay, ACP and MCP subpaths in both formats", async () => {
-    for (const [path, name] of [["relay", "startRelay"], ["acp", "startAcpAgent"], ["mcp", "mcpTools"]] as const) {
+  it("ships the relay and MCP subpaths in both formats", async () => {
+    for (const [path, name] of [["relay", "startRelay"], ["mcp", "mcpTools"]] as const) {
       const esm = (await import(built(`dist/${path}/index.js`))) as Record<string, unknown>;
       const cjs = require(built(`dist/${path}/index.cjs`)) as Record<string, unknown>;
       expect(typeof esm[name], `${path} ESM`).toBe("function");
       expect(typeof cjs[name], `${path} CJS`).toBe("function");
     }
+  });
+
+  it("ships the ACP subpath as ESM only, like its peer @agentclientprotocol/sdk", async () => {
+    const esm = (await import(built("dist/acp/index.js"))) as Record<string, unknown>;
+    expect(typeof esm.startAcpAgent).toBe("function");
+    expect(existsSync(new URL("dist/acp/index.cjs", root))).toBe(false);
+    const manifest = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { exports: Record<string, Record<string, unknown>> };
+    expect(Object.keys(manifest.exports["./acp"]!)).toEqual(["import"]);
+    const peer = JSON.parse(readFileSync(new URL("node_modules/@agentclientprotocol/sdk/package.json", root), "utf8")) as { type?: string };
+    expect(peer.type).toBe("module");
   });
 
   it("documents every error code in docs/errors.md", () => {

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The public API surface, one report per entry point, checked in under api/ so that a change of
+// the surface is a reviewed diff. API Extractor reads the built declaration files (dist/*.d.ts:
+// what users get) of every subpath in package.json `exports`, so a new subpath gets a report.
+//
+//   node scripts/api-report.mjs            check: fails when a report differs from the build
+//   node scripts/api-report.mjs --update   rewrite the reports (npm run api:update)
+//   --no-build                             use dist/ as it is (after `npm run build`)
+//
+// A failing check prints the diff; run `npm run api:update`, review the change to api/*.api.md
+// and commit it with the code that changed the surface.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const { Extractor, ExtractorConfig } = require("@microsoft/api-extractor");
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const update = process.argv.includes("--update");
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+/** Every subpath of `exports` with its ESM declaration file and its report's name. */
+export function entryPoints(packageManifest) {
+  return Object.entries(packageManifest.exports)
+    .filter(([key]) => key !== "./package.json" && !key.includes("*"))
+    .map(([key, target]) => {
+      const types = target.import?.types ?? target.types;
+      if (typeof types !== "string") throw new Error(`api-report: exports["${key}"] names no types`);
+      const name = key === "." ? packageManifest.name : `${packageManifest.name}-${key.slice(2).replaceAll("/", "-")}`;
+      return { key, types, reportFileName: name };
+    });
+}
+
+if (!process.argv.includes("--no-build")) {
+  const built = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "build"], { cwd: root, encoding: "utf8" });
+  if (built.status !== 0) {
+    console.error(`api-report: the build failed\n${built.stdout}${built.stderr}`);
+    process.exit(1);
+  }
+}
+
+const temp = mkdtempSync(join(tmpdir(), "toolrelay-api-report-"));
+const failures = [];
+try {
+  for (const entry of entryPoints(manifest)) {
+    const mainEntryPointFilePath = join(root, entry.types);
+    if (!existsSync(mainEntryPointFilePath)) throw new Error(`api-report: ${entry.types} is missing: run \`npm run build\``);
+    const config = ExtractorConfig.prepare({
+      configObjectFullPath: undefined,
+      packageJsonFullPath: join(root, "package.json"),
+      configObject: {
+        projectFolder: root,
+        mainEntryPointFilePath,
+        compiler: {
+          overrideTsconfig: {
+            compilerOptions: {
+              target: "ES2022",
+              lib: ["ES2022", "ESNext.Disposable"],
+              module: "NodeNext",
+              moduleResolution: "NodeNext",
+              types: ["node"],
+              strict: true,
+              skipLibCheck: true,
+            },
+            files: [mainEntryPointFilePath],
+          },
+        },
+        apiReport: {
+          enabled: true,
+          reportFileName: entry.reportFileName,
+          reportFolder: join(root, "api"),
+          reportTempFolder: temp,
+          includeForgottenExports: false,
+        },
+        docModel: { enabled: false },
+        dtsRollup: { enabled: false },
+        tsdocMetadata: { enabled: false },
+        newlineKind: "lf",
+        messages: {
+          compilerMessageReporting: { default: { logLevel: "error" } },
+          extractorMessageReporting: {
+            default: { logLevel: "warning", addToApiReportFile: true },
+            // Release tags (@public/@beta) are not used: everything exported is public.
+            "ae-missing-release-tag": { logLevel: "none", addToApiReportFile: false },
+            // A type in a public signature that no entry point exports: listed in the report
+            // (a "Warning:" line), so exporting it or removing it shows up as a diff.
+            "ae-forgotten-export": { logLevel: "none", addToApiReportFile: true },
+            "ae-internal-missing-underscore": { logLevel: "none", addToApiReportFile: false },
+          },
+          tsdocMessageReporting: { default: { logLevel: "none", addToApiReportFile: false } },
+        },
+      },
+    });
+    const result = Extractor.invoke(config, {
+      localBuild: update,
+      showVerboseMessages: false,
+      printApiReportDiff: !update,
+      messageCallback(message) {
+        // The bundled compiler is the TypeScript this repository uses (5.9); say nothing about it.
+        if (message.messageId === "console-compiler-version-notice") message.logLevel = "none";
+      },
+    });
+    const report = `api/${entry.reportFileName}.api.md`;
+    if (!result.succeeded || (!update && result.apiReportChanged)) {
+      failures.push(report);
+      console.error(
+        `api-report: ${report} ${result.apiReportChanged ? "differs from the built surface" : "failed"} (${result.errorCount} errors, ${result.warningCount} warnings)`,
+      );
+    } else {
+      console.log(`api-report: ${report} ${update && result.apiReportChanged ? "updated" : "up to date"}`);
+    }
+  }
+} finally {
+  rmSync(temp, { recursive: true, force: true });
+}
+if (failures.length > 0) {
+  console.error(`\napi-report: ${failures.length} report(s) differ. Review the change, then \`npm run api:update\` and commit api/.`);
+  process.exit(1);
+}

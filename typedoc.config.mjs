@@ -1,0 +1,32 @@
+// TypeDoc: the API reference in docs/api/ (generated, not committed: `npm run docs:api`; CI builds
+// it with warnings as errors). One module per subpath of package.json `exports`, read from the
+// source file behind it (dist/testing/index.d.ts ← src/testing/index.ts).
+import { readFileSync } from "node:fs";
+
+const manifest = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8"));
+const entryPoints = Object.entries(manifest.exports)
+  .filter(([key]) => key !== "./package.json" && !key.includes("*"))
+  .map(([, target]) => (target.import?.types ?? target.types).replace(/^\.\/dist\//, "./src/").replace(/\.d\.ts$/, ".ts"));
+
+/** @type {Partial<import("typedoc").TypeDocOptions>} */
+export default {
+  name: manifest.name,
+  entryPoints,
+  tsconfig: "./tsconfig.typedoc.json",
+  out: "./docs/api",
+  readme: "none",
+  excludeInternal: true,
+  excludePrivate: true,
+  excludeProtected: true,
+  treatWarningsAsErrors: true,
+  treatValidationWarningsAsErrors: true,
+  validation: { notExported: true, invalidLink: true, rewrittenLink: true, notDocumented: false, unusedMergeModuleWith: true },
+  // Reachable only through the test-only link backend (`backend: { kind: "link" }`, RuntimeLink)
+  // or through a zod schema behind an inferred type; they leave the public types when those do
+  // (issue 16, surface). Each name here is a known gap, not an accepted one.
+  intentionallyNotExported: ["RuntimeLinkEvents", "OutboundFrame", "wireContentBlockSchema"],
+  githubPages: false,
+  hideGenerator: true,
+  sourceLinkExternal: false,
+  disableSources: true,
+};
