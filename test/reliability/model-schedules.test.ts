@@ -1,7 +1,7 @@
 /**
  * Model-based schedules of the call table at CI scale: 10,000 random schedules
  * (model-schedules.ts) keep every invariant. The mutants that prove the suite
- * can fail are in test/mutation/.
+ * can fail are in mutants.ts (run by mutation.test.ts).
  *
  * Reproduce a failure: the report prints its seed; run
  *   TOOLRELAY_MODEL_SEED=<seed> npx vitest run test/reliability/model-schedules.test.ts
