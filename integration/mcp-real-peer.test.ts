@@ -116,7 +116,7 @@ describe("MCP servers through toolrelay against the real app-server", () => {
     const from = model.requests.length;
     await session.send("delete /data/old").result;
     expect(outcomes).toEqual(["timeout"]);
-    expect(toolResultsSince(from)).toEqual(["Tool slow_delete timed out after 800 ms. It may have applied its effects: inspect state before retrying."]);
+    expect(toolResultsSince(from)).toEqual(["Error: tool slow_delete timed out after 800 ms. It may have applied its effects: inspect state before retrying."]);
     await vi.waitFor(() => expect(readFileSync(eventLog, "utf8")).toContain("cancelled slow_delete"));
   });
 
@@ -148,7 +148,7 @@ describe("MCP servers through toolrelay against the real app-server", () => {
     expect(result.stopReason).toBe("end_turn");
     const results = toolResultsSince(from);
     expect(results[0]).toContain('MCP server "crashy" exited with code 3');
-    expect(results[1]).toBe('MCP server "crashy" exited with code 3; its tools cannot be called in this session.');
+    expect(results[1]).toBe('Error: tool echo failed: MCP server "crashy" exited with code 3; its tools cannot be called in this session.');
     expect(errors.map((error) => error.code)).toEqual(["TOOL_SOURCE_FAILED"]);
     model.setScript(() => ({ text: "pong" }));
     expect((await session.send("are you there?").result).text).toContain("pong");

@@ -70,7 +70,7 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
     expect(calls).toBe(0);
     expect(lastToolResult(from)).toBe(
       [
-        "Invalid input for tool place_order:",
+        "Error: invalid input for tool place_order:",
         "- customer.name: is required",
         "- customer.tier: must be one of \"free\", \"pro\", \"enterprise\"",
         '- items[0].sku: must match pattern "^[A-Z]{3}-\\d{3}$"',
@@ -142,7 +142,7 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
     expect(shipped).toEqual([]);
     expect(lastToolResult(from)).toBe(
       [
-        "Invalid input for tool ship_parcel:",
+        "Error: invalid input for tool ship_parcel:",
         "- destination.city: Invalid length: Expected >=1 but received 0",
         '- destination.country: Invalid type: Expected ("NO" | "SE" | "DK") but received "FI"',
         "- weightKg: Invalid value: Expected <=30 but received 31",
