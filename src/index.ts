@@ -65,3 +65,6 @@ export type { CloudEnvironmentSelector } from "./backends/cloud-environment.js";
 export type { Timers, TimerHandle } from "./internal/timers.js";
 export type { WebSocketConstructor } from "./transport/open-web-socket.js";
 export type { WireContentBlock } from "./wire/content.js";
+export type { ToolInputKind, InputValidationOf } from "./tools/tool-input-schema.js";
+export type { ToolsChangeEvent } from "./session/session-events.js";
+export type { CallLimits } from "./calls/call-table-options.js";

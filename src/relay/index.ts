@@ -23,5 +23,6 @@ export {
   RelayCliUsageError,
   RELAY_CLI_USAGE,
   type RelayCliIo,
+  type ApiKeysFile,
 } from "./cli.js";
 export type { Channel as RelayChannel } from "./relay-routing.js";
