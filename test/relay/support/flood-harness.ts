@@ -139,8 +139,12 @@ function startFlooder(relay: RelayProcess, frames: number, padBytes: number) {
     ready: () => next("ready", 30_000),
     go: () => child.send("go"),
     done: (timeoutMs: number) => next("done", timeoutMs),
-    stop: () => {
-      if (child.exitCode === null) child.kill("SIGKILL");
+    /** Kill the flooder and wait until it is gone (a child left running is a leaked process handle). */
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.kill("SIGKILL");
+      await exited;
     },
   };
 }
@@ -182,7 +186,7 @@ export async function measureFloodRatio(options: FloodRatioOptions): Promise<Flo
       floodMs: Number(finished.forwardedMs),
     };
   } finally {
-    flooder?.stop();
+    await flooder?.stop();
     victim?.close();
     listener?.terminate();
     await relay.stop();
