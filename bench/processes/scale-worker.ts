@@ -44,12 +44,13 @@ async function measureSdk(count: number, readsSignal: boolean): Promise<ScaleMea
     name: "hang",
     description: "Never answers until aborted",
     inputSchema: z.object({}),
+    // The same handler as the baseline's: one promise that settles when the signal aborts, then a count.
     execute: readsSignal
-      ? async (_input, { signal }) => {
-          const result = await hangUntilAborted(signal);
-          settledHandlers++;
-          return result;
-        }
+      ? (_input, { signal }) =>
+          hangUntilAborted(signal).then((result) => {
+            settledHandlers++;
+            return result;
+          })
       : () => {
           settledHandlers++;
           return new Promise<string>(() => undefined);

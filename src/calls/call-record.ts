@@ -16,7 +16,7 @@
  * forgotten one keeps only its request ids (a duplicate gets "outcome unknown",
  * never a second run). At most one response per request id per epoch.
  */
-import type { ClientTool } from "../tools/index.js";
+import type { ClientTool, ToolCallContext } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import type { CallKey } from "./call-key.js";
 import type { CallOutcome } from "./call-outcome.js";
@@ -80,5 +80,30 @@ export class CallRecord {
 
   delivery(requestId: string): Delivery | undefined {
     return this.deliveries.find((delivery) => delivery.requestId === requestId);
+  }
+}
+
+/**
+ * What a tool's `execute` gets beside its input. The ids and `progress` are own properties; `signal`
+ * is a getter on the prototype, so the AbortController is created only when the tool reads it —
+ * `({ signal }) =>` and `context.signal` work, a spread (`{ ...context }`) copies no signal.
+ */
+export class CallContext implements ToolCallContext {
+  readonly toolCallId: string;
+  readonly agentId: string;
+  readonly conversationId: string;
+  readonly progress: (message: string) => void;
+  #record: CallRecord;
+
+  constructor(record: CallRecord, progress: (record: CallRecord, message: string) => void) {
+    this.#record = record;
+    this.toolCallId = record.key.toolCallId;
+    this.agentId = record.key.agentId;
+    this.conversationId = record.key.conversationId;
+    this.progress = (message) => progress(record, String(message));
+  }
+
+  get signal(): AbortSignal {
+    return this.#record.signal;
   }
 }

@@ -8,11 +8,11 @@
  * that does not go out is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, preflightToolCall, type ClientTool, type InputValidation, type ToolCallContext } from "../tools/index.js";
+import { executeTool, preflightToolCall, type ClientTool, type InputValidation } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
-import { CallRecord, type Delivery } from "./call-record.js";
+import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
 import { resolveCallLimits, type CallLimits, type CallRequest, type CallTableOptions, type RequestDisposition } from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
@@ -190,21 +190,11 @@ export class CallTable {
     if (record.state !== "running") return;
     if (!checked.ok) return this.#settle(record, { kind: "invalid-input", issues: checked.issues });
     this.#report("start", record);
-    executeTool(tool, checked.value, this.#context(record), this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
+    const context = new CallContext(record, this.#progress);
+    executeTool(tool, checked.value, context, this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
   }
 
-  #context(record: CallRecord): ToolCallContext {
-    const { toolCallId, agentId, conversationId } = record.key;
-    return {
-      get signal() {
-        return record.signal;
-      },
-      toolCallId,
-      agentId,
-      conversationId,
-      progress: (message: string) => this.#report("progress", record, String(message)),
-    };
-  }
+  #progress = (record: CallRecord, message: string): void => this.#report("progress", record, message);
 
   #finish(record: CallRecord, outcome: CallOutcome): void {
     if (record.state === "running") this.#settle(record, outcome);

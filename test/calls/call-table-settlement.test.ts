@@ -196,12 +196,16 @@ describe("CallTable settlement", () => {
       expect(slow.context!.signal.reason).toMatchObject({ kind: "cancelled", message: "The tool call was cancelled: bye" });
     });
 
-    it("survives a spread of the context ({ ...context }) as an own property", () => {
+    it("is read by destructuring too; a spread copies the ids and progress but no signal (documented)", () => {
       const slow = deferredTool();
       createHarness({}, slow.tool).request("r1", "t1");
-      const copy = { ...slow.context! };
-      expect(copy.signal).toBeInstanceOf(AbortSignal);
+      const { signal, toolCallId, progress } = slow.context!;
+      expect(signal).toBeInstanceOf(AbortSignal);
+      expect(toolCallId).toBe("t1");
+      expect(() => progress("detached call works")).not.toThrow();
+      const copy = { ...slow.context! } as Record<string, unknown>;
       expect(copy.toolCallId).toBe("t1");
+      expect("signal" in copy).toBe(false);
     });
   });
 
