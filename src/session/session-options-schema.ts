@@ -160,7 +160,7 @@ const sessionOptionsShape = {
   }).optional(),
   mode: z.enum(["standard", "acceptEdits", "unrestricted", "strict"], { error: 'must be "standard", "acceptEdits", "unrestricted" or "strict"' }).optional(),
   canUseTool: functionSchema.optional(),
-  toolTimeoutMs: positiveInteger.optional(),
+  toolTimeoutMs: positiveInteger.max(300_000, { error: "must be at most 300000 (the runtime stops waiting after 300 s)" }).optional(),
   maxInputBytes: positiveInteger.optional(),
   maxResultChars: positiveInteger.optional(),
   reconnectGraceMs: nonNegativeInteger.optional(),

@@ -51,7 +51,7 @@ export interface SessionOptions {
    * Default: none — such requests are denied with a message saying so.
    */
   canUseTool?: (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
-  /** Deadline of a client tool call that sets no `timeoutMs`, in ms. Default 60_000 (below the runtime's 300 s). */
+  /** Deadline of a client tool call that sets no `timeoutMs`, in ms: an integer up to 300_000 (the runtime stops waiting after 300 s). Default 60_000. */
   toolTimeoutMs?: number;
   /** Largest tool input accepted, in UTF-8 bytes of its JSON; larger ones are refused unread. Default 1_048_576 (1 MiB). */
   maxInputBytes?: number;
