@@ -104,16 +104,39 @@ function describeJsonError(error: string): string {
 }
 
 /**
- * `type` and `request_id` of a frame the depth cap refused: V8's JSON.parse is iterative (no stack
- * overflow at any depth); only these two top-level strings are read, the value is dropped at once.
+ * `type` and `request_id` of a frame the depth cap refused, read by one scan of its top level: the
+ * string values of those two keys at depth 1, without building the document (parsing a megabyte of
+ * nested brackets just to read two strings would build a million arrays). `undefined` when absent.
  */
 function topLevelIds(text: string): { type?: string; requestId?: string } {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
-    const { type, request_id: requestId } = value as Record<string, unknown>;
-    return { ...(typeof type === "string" ? { type } : {}), ...(typeof requestId === "string" ? { requestId } : {}) };
-  } catch {
-    return {};
+  const found: { type?: string; requestId?: string } = {};
+  let depth = 0;
+  let key: string | undefined;
+  let expectKey = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 34 /* " */) {
+      let end = index + 1;
+      while (end < text.length && text.charCodeAt(end) !== 34) end += text.charCodeAt(end) === 92 ? 2 : 1;
+      if (depth === 1) {
+        let literal: unknown;
+        try {
+          literal = JSON.parse(text.slice(index, end + 1));
+        } catch {
+          return found;
+        }
+        if (expectKey) key = literal as string;
+        else if (key === "type" && found.type === undefined) found.type = literal as string;
+        else if (key === "request_id" && found.requestId === undefined) found.requestId = literal as string;
+        expectKey = false;
+      }
+      index = end;
+    } else if (code === 123 /* { */ || code === 91 /* [ */) {
+      depth++;
+      expectKey = depth === 1 && code === 123;
+    } else if (code === 125 /* } */ || code === 93 /* ] */) depth--;
+    else if (depth === 1 && code === 44 /* , */) expectKey = true;
+    else if (depth === 1 && code === 58 /* : */) expectKey = false;
   }
+  return found;
 }

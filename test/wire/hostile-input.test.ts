@@ -81,6 +81,15 @@ describe("decodeFrame with pathological nesting", () => {
     expect(performance.now() - started).toBeLessThan(250);
   });
 
+  it("still names the type and request id of a request refused for its depth (so it can be answered), read from its top level only", () => {
+    const deep = '{"type":"external_tool_call_request","note":{"request_id":"nested-not-this"},"request_id":"external-tool-7","input":' + "[".repeat(5_000) + "]".repeat(5_000) + "}";
+    expect(decodeFrame(deep)).toMatchObject({ kind: "invalid", type: "external_tool_call_request", requestId: "external-tool-7", error: expect.stringContaining("nested deeper") });
+    const escaped = '{"type":"x\\"y","request_id":"a\\"b","deep":' + "[".repeat(300) + "]".repeat(300) + "}";
+    expect(decodeFrame(escaped)).toMatchObject({ kind: "invalid", type: 'x"y', requestId: 'a"b' });
+    expect(decodeFrame("[".repeat(1_000_000))).toMatchObject({ kind: "invalid" });
+    expect(decodeFrame("[".repeat(1_000_000))).not.toHaveProperty("requestId");
+  });
+
   it("does not count brackets inside strings", () => {
     const frame = JSON.stringify({ type: "update_device_status", device_status: { note: "[".repeat(10_000) } });
     expect(decodeFrame(frame)).toMatchObject({ kind: "frame" });
