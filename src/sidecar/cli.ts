@@ -11,7 +11,7 @@ import { SIDECAR_ENCODINGS, type SidecarEncoding } from "./frame-encoding.js";
 import { MAX_DECLARABLE_FRAME_BYTES } from "./frame-reader.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./protocol-values.js";
 import { startSidecar } from "./sidecar.js";
-import { guardStdio } from "./stdio-guard.js";
+import { guardStdio, type GuardedStdio } from "./stdio-guard.js";
 import { SIDECAR_VERSION } from "./sidecar-version.js";
 
 export const SIDECAR_CLI_USAGE = `Usage: toolrelay-sidecar [options]
@@ -72,16 +72,18 @@ export function parseSidecarArguments(argv: readonly string[]): { options: Sidec
 
 /**
  * Run the sidecar on this process's stdio; resolves with the exit code once
- * it stopped. The caller exits the process with it.
+ * it stopped. The caller exits the process with it. `stdio`: the guard the
+ * caller installed already (bin.ts does, before it loads anything else).
+ * Default: one installed here.
  */
-export async function runSidecarCli(argv: readonly string[]): Promise<number> {
+export async function runSidecarCli(argv: readonly string[], guarded?: GuardedStdio): Promise<number> {
   const parsed = parseSidecarArguments(argv);
+  const stdio = guarded ?? guardStdio({ debug: "options" in parsed && parsed.options.debug });
   if ("print" in parsed) {
-    process.stderr.write(parsed.print);
+    stdio.stderr(parsed.print);
     return parsed.exitCode;
   }
   const { options } = parsed;
-  const stdio = guardStdio({ debug: options.debug });
   process.on("uncaughtException", (error) => {
     // A bug. Its name and stack frames only: a message might quote a payload.
     const frames = (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at "));

@@ -15,6 +15,8 @@ export interface GuardedStdio {
   frames: Writable;
   /** Diagnostics lines to the real stderr; `undefined` without `debug`. */
   diagnostics: ((line: string) => void) | undefined;
+  /** Write to the real stderr whatever `debug` says (usage errors, before any frame is read). */
+  stderr(text: string): void;
   /** Put the original functions back (tests). */
   restore(): void;
 }
@@ -57,6 +59,7 @@ export function guardStdio(options: { debug: boolean }): GuardedStdio {
   return {
     frames,
     diagnostics,
+    stderr: (text) => void writeStderr(text),
     restore() {
       stdout.write = originalStdoutWrite;
       stderr.write = originalStderrWrite;

@@ -159,7 +159,7 @@ describe("the host goes away", () => {
 
 describe("every frame the sidecar wrote matches its published schema", () => {
   it("checks this file's frames against the JSON Schemas (ajv)", async () => {
-    const { default: Ajv2020 } = await import("ajv/dist/2020.js");
+    const { Ajv2020 } = await import("ajv/dist/2020.js");
     const ajv = new Ajv2020({ strict: false });
     const schemas = sidecarProtocolSchemas().sidecar as Record<string, object>;
     const { runtime, host } = await runtimeAndHost();
