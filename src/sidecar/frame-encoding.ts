@@ -52,7 +52,8 @@ const jsonCodec: BodyCodec = {
 };
 
 function msgpackCodec(): BodyCodec {
-  const encoder = new Encoder({ ignoreUndefined: true });
+  // Deeper than any frame can be: tool inputs are at most 256 levels deep (the SDK's limit).
+  const encoder = new Encoder({ ignoreUndefined: true, maxDepth: 1_024 });
   const decoder = new Decoder();
   return {
     encoding: "msgpack",

@@ -77,8 +77,8 @@ export class FrameReader {
         continue;
       }
       const taken = Math.min(this.#expected - this.#received, chunk.length - offset);
-      // A copy: the caller may reuse its chunk buffer.
-      this.#parts.push(chunk.slice(offset, offset + taken));
+      // A copy (Buffer#slice would be a view): the caller may reuse its chunk buffer.
+      this.#parts.push(Uint8Array.prototype.slice.call(chunk, offset, offset + taken));
       this.#received += taken;
       offset += taken;
       if (this.#received === this.#expected) readings.push(this.#complete());

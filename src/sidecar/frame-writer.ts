@@ -36,18 +36,23 @@ export class FrameWriter {
 
   write(frame: SidecarFrame): void {
     if (this.#gone) return;
-    let body = this.#codec.encode(frame);
+    let body: Uint8Array;
+    try {
+      body = this.#codec.encode(frame);
+    } catch (error) {
+      // Frames are built from JSON values, so this is a bug; the host still learns of it.
+      this.#diagnostics.log("frame-unencodable", { type: frame.type });
+      const reason = error instanceof Error ? error.message : String(error);
+      body = this.#codec.encode({ type: "error", code: "internal", message: `a ${frame.type} frame could not be encoded: ${reason}`, frame_type: frame.type, ...nullIds(frame) } satisfies SidecarFrame);
+    }
     if (body.length > this.#maxFrameBytes) {
       this.#diagnostics.log("frame-too-large-out", { type: frame.type, bytes: body.length, limit: this.#maxFrameBytes });
-      const ids = frame as { session?: unknown; turn?: unknown; call?: unknown };
       body = this.#codec.encode({
         type: "error",
         code: "frame_too_large",
         message: `a ${frame.type} frame of ${body.length} bytes is over the limit of ${this.#maxFrameBytes} bytes and was not sent`,
         frame_type: frame.type,
-        session: typeof ids.session === "string" ? ids.session : null,
-        turn: typeof ids.turn === "string" ? ids.turn : null,
-        call: typeof ids.call === "string" ? ids.call : null,
+        ...nullIds(frame),
       } satisfies SidecarFrame);
     }
     if (this.#diagnostics.enabled) this.#diagnostics.log("->", { type: frame.type, ...idsOf(frame), bytes: body.length });
@@ -79,6 +84,12 @@ export class FrameWriter {
     this.#diagnostics.log("host-output-lost", { reason });
     this.#onGone();
   }
+}
+
+/** The frame's ids for an error frame about it (`null` where it has none). */
+function nullIds(frame: object): { session: string | null; turn: string | null; call: string | null } {
+  const ids = idsOf(frame);
+  return { session: ids.session ?? null, turn: ids.turn ?? null, call: ids.call ?? null };
 }
 
 /** The ids of a frame, for diagnostics (never its payload). */
