@@ -8,7 +8,7 @@
  *   npm run bench -- --source           # the SDK from src/ through tsx (not the bundle)
  *   npm run bench -- --out perf.md
  *
- * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8).
+ * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -18,7 +18,7 @@ import { machineInfo, type MachineInfo } from "./harness/machine.js";
 import type { Log, SuiteResult } from "./harness/report-types.js";
 import { markdownReport, textTable } from "./harness/report.js";
 
-export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation"] as const;
+export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation", "sidecar"] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export interface BenchOptions {
@@ -148,6 +148,10 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
     case "relay-flood": {
       const suite = await import("./suites/relay-flood.js");
       return suite.runRelayFlood(quick ? suite.quickRelayFloodConfig : suite.fullRelayFloodConfig, log);
+    }
+    case "sidecar": {
+      const suite = await import("./suites/sidecar.js");
+      return suite.runSidecarBench(quick ? suite.quickSidecarConfig : suite.fullSidecarConfig, log);
     }
   }
 }
