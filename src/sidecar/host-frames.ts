@@ -126,6 +126,11 @@ export const shutdownFrameSchema = z
   .strictObject({ type: z.literal("shutdown") })
   .meta({ title: "shutdown", description: "host → sidecar. Close every session, answer `goodbye` and exit with code 0." });
 
+/** Every frame type the host sends. */
+export const HOST_FRAME_TYPES = ["hello", "open_session", "send", "abort", "tool_result", "tool_error", "close_session", "shutdown"] as const;
+/** The `type` of a frame the host sends. */
+export type HostFrameType = (typeof HOST_FRAME_TYPES)[number];
+
 /** Every host frame schema, by its `type`. */
 export const hostFrameSchemas = {
   hello: helloFrameSchema,
@@ -136,7 +141,6 @@ export const hostFrameSchemas = {
   tool_error: toolErrorFrameSchema,
   close_session: closeSessionFrameSchema,
   shutdown: shutdownFrameSchema,
-} as const;
+} as const satisfies Record<HostFrameType, z.ZodType>;
 
-export type HostFrameType = keyof typeof hostFrameSchemas;
 export type HostFrame = { [K in HostFrameType]: z.infer<(typeof hostFrameSchemas)[K]> }[HostFrameType];

@@ -11,7 +11,9 @@ export { startSidecar, type Sidecar, type SidecarExit, type SidecarOptions } fro
 export { DEFAULT_MAX_FRAME_BYTES, SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
 export type { SidecarEncoding } from "./frame-encoding.js";
 export { sidecarProtocolSchemas, type JsonSchemaDocument, type SidecarProtocolSchemas } from "./protocol-schemas.js";
-export { TURN_FAULTS, type TurnFault, type ToolOutcome } from "./turn-fault.js";
-export { SIDECAR_ERROR_CODES } from "./sidecar-frames.js";
-export type { HostFrame, HostFrameType } from "./host-frames.js";
-export type { SidecarFrame, SidecarFrameType } from "./sidecar-frames.js";
+export { TOOL_OUTCOMES, TURN_FAULTS, type ToolOutcome, type TurnFault } from "./turn-fault.js";
+export { SIDECAR_ERROR_CODES, SIDECAR_FRAME_TYPES, type SidecarFrameType } from "./sidecar-frames.js";
+export { HOST_FRAME_TYPES, type HostFrameType } from "./host-frames.js";
+
+// Types that appear in the public signatures above, exported so that callers can name them.
+export type { Timers, TimerHandle } from "../internal/timers.js";

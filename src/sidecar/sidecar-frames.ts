@@ -124,6 +124,7 @@ export const SIDECAR_ERROR_CODES = [
   "turn_exists",
   "unknown_call",
   "shutting_down",
+  "internal",
 ] as const;
 
 export const errorFrameSchema = z
@@ -142,6 +143,11 @@ export const goodbyeFrameSchema = z
   .strictObject({ type: z.literal("goodbye") })
   .meta({ title: "goodbye", description: "sidecar → host. The answer to `shutdown`: every session is closed; the sidecar exits with code 0." });
 
+/** Every frame type the sidecar sends. */
+export const SIDECAR_FRAME_TYPES = ["welcome", "session_opened", "turn_event", "turn_end", "tool_call", "cancel", "session_closed", "error", "goodbye"] as const;
+/** The `type` of a frame the sidecar sends. */
+export type SidecarFrameType = (typeof SIDECAR_FRAME_TYPES)[number];
+
 /** Every sidecar frame schema, by its `type`. */
 export const sidecarFrameSchemas = {
   welcome: welcomeFrameSchema,
@@ -153,8 +159,7 @@ export const sidecarFrameSchemas = {
   session_closed: sessionClosedFrameSchema,
   error: errorFrameSchema,
   goodbye: goodbyeFrameSchema,
-} as const;
+} as const satisfies Record<SidecarFrameType, z.ZodType>;
 
-export type SidecarFrameType = keyof typeof sidecarFrameSchemas;
 export type SidecarFrame = { [K in SidecarFrameType]: z.infer<(typeof sidecarFrameSchemas)[K]> }[SidecarFrameType];
 export type SidecarFrameOf<K extends SidecarFrameType> = z.infer<(typeof sidecarFrameSchemas)[K]>;

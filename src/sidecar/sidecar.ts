@@ -42,6 +42,7 @@ export interface SidecarOptions {
 
 /** Why the sidecar stopped: the host's `shutdown`, or the host went away (input ended, output broke). */
 export interface SidecarExit {
+  /** `shutdown`: the host's `shutdown` frame; `host_gone`: the input ended, the output broke, or `stop()`. */
   reason: "shutdown" | "host_gone";
 }
 

@@ -25,12 +25,15 @@ export const TURN_FAULTS = [
   "ok",
 ] as const;
 
+/** How a turn ended: one name of the fault table (`turn_end.fault`). */
+export type TurnFault = (typeof TURN_FAULTS)[number];
 export const turnFaultSchema = z.enum(TURN_FAULTS);
-export type TurnFault = z.infer<typeof turnFaultSchema>;
 
 /** A client tool call's outcome as the protocol names it (the SDK's outcome kinds, snake_case). */
-export const toolOutcomeSchema = z.enum(["ok", "tool_error", "invalid_input", "unknown_tool", "input_too_large", "timeout", "cancelled", "disconnected", "busy"]);
-export type ToolOutcome = z.infer<typeof toolOutcomeSchema>;
+export const TOOL_OUTCOMES = ["ok", "tool_error", "invalid_input", "unknown_tool", "input_too_large", "timeout", "cancelled", "disconnected", "busy"] as const;
+/** How one client tool call ended (`turn_end.tool_calls[].outcome`). */
+export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
+export const toolOutcomeSchema = z.enum(TOOL_OUTCOMES);
 
 export function toolOutcomeOf(kind: CallOutcome["kind"]): ToolOutcome {
   return kind.replaceAll("-", "_") as ToolOutcome;
