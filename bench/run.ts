@@ -168,7 +168,8 @@ function parseArguments(argv: readonly string[]): BenchOptions {
     else if (flag === "--out") options.out = resolve(value() ?? "");
     else if (flag === "--only") {
       const names = (value() ?? "").split(",").filter(Boolean);
-      for (const name of names) if (!(SUITE_NAMES as readonly string[]).includes(name)) throw new Error(`unknown suite ${name}; suites: ${SUITE_NAMES.join(", ")}`);
+      for (const name of names)
+        if (!(SUITE_NAMES as readonly string[]).includes(name)) throw new Error(`unknown suite ${name}; suites: ${SUITE_NAMES.join(", ")}`);
       options.only = names as SuiteName[];
     } else throw new Error(`unknown argument ${argument}; see bench/run.ts`);
   }

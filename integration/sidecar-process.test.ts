@@ -35,17 +35,26 @@ afterEach(async () => {
 
 function spawnSidecar(args: string[], nodeArgs: string[] = [], env: Record<string, string> = {}): SidecarProcess {
   if (!existsSync(bin)) throw new Error("dist/sidecar/bin.js is missing: run `npm run build` first (npm test does)");
-  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "", ...env } });
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "", ...env },
+  });
   children.push(child);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once("exit", (code) => resolve({ code, at: performance.now() })));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.once("exit", (code) => resolve({ code, at: performance.now() })),
+  );
   return { child, host: new FrameHost(child.stdin!, child.stdout!), stderr: () => stderr, exited };
 }
 
 async function scripted(authToken?: string): Promise<ScriptedRuntime> {
   let runtime: ScriptedRuntime | undefined;
-  runtime = await startScriptedRuntime({ script: directiveScript(() => runtime), heartbeatIntervalMs: 0, ...(authToken ? { authToken } : {}) });
+  runtime = await startScriptedRuntime({
+    script: directiveScript(() => runtime),
+    heartbeatIntervalMs: 0,
+    ...(authToken ? { authToken } : {}),
+  });
   runtimes.push(runtime);
   return runtime;
 }
@@ -79,7 +88,9 @@ describe("toolrelay-sidecar as a process", () => {
     // The frames account for every byte: 4 bytes of length and the body, each.
     const framed = host.frames.reduce((total, frame) => total + 4 + Buffer.byteLength(JSON.stringify(frame)), 0);
     expect(framed).toBe(all.length);
-    expect(host.frames.map((frame) => frame.type)).toEqual(expect.arrayContaining(["welcome", "session_opened", "turn_event", "tool_call", "turn_end", "error", "session_closed", "goodbye"]));
+    expect(host.frames.map((frame) => frame.type)).toEqual(
+      expect.arrayContaining(["welcome", "session_opened", "turn_event", "tool_call", "turn_end", "error", "session_closed", "goodbye"]),
+    );
     expect(host.frames.at(-1)).toEqual({ type: "goodbye" });
     expect(sidecar.stderr()).toBe("");
     // The library did write, all along the session.

@@ -44,7 +44,17 @@ export async function runSidecarBench(config: SidecarBenchConfig, log: Log): Pro
   const runtime = new BenchChild("bench/processes/runtime-side.ts");
   const clients: BenchClient[] = [];
   try {
-    await build({ entryPoints: { sidecar: resolve(REPO_ROOT, "src/sidecar/bin.ts") }, bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", logLevel: "silent", outdir, outExtension: { ".js": ".mjs" } });
+    await build({
+      entryPoints: { sidecar: resolve(REPO_ROOT, "src/sidecar/bin.ts") },
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      packages: "external",
+      logLevel: "silent",
+      outdir,
+      outExtension: { ".js": ".mjs" },
+    });
     const sidecarCommand = [process.execPath, resolve(outdir, "sidecar.mjs")];
     const { url } = (await runtime.ready) as unknown as { url: string };
     clients.push(await startSdkClient(url, "toolrelay"));
@@ -76,7 +86,10 @@ function rows(figures: Map<string, Summary>): ResultRow[] {
   const result: ResultRow[] = [];
   for (const label of VARIANTS.slice(1)) {
     const figure = figures.get(label)!;
-    for (const [measure, key] of [["latency p50", "p50"], ["latency p99", "p99"]] as const) {
+    for (const [measure, key] of [
+      ["latency p50", "p50"],
+      ["latency p99", "p99"],
+    ] as const) {
       result.push({
         section: "9. Sidecar",
         measure,
@@ -105,24 +118,36 @@ async function startNodeSidecarHost(url: string, label: string, command: string[
         const decoded = codec.decode(reading.body);
         if (!decoded.ok) continue;
         const frame = decoded.value as { type: string; session?: string; call?: string; code?: string };
-        if (frame.type === "tool_call") send({ type: "tool_result", session: frame.session, call: frame.call, content: [{ type: "text", text: "ok" }] });
+        if (frame.type === "tool_call")
+          send({ type: "tool_result", session: frame.session, call: frame.call, content: [{ type: "text", text: "ok" }] });
         else if (frame.type === "session_opened") resolveOpen();
         else if (frame.type === "error") rejectOpen(new Error(`sidecar: ${frame.code}`));
       }
     });
   });
   send({ type: "hello", versions: [1] });
-  send({ type: "open_session", session: "bench", backend: { kind: "local", url }, agent: { id: "agent-bench" }, tools: [{ name: "noop", description: "Does nothing", input_schema: { type: "object" } }], options: { client_info: { name: label } } });
+  send({
+    type: "open_session",
+    session: "bench",
+    backend: { kind: "local", url },
+    agent: { id: "agent-bench" },
+    tools: [{ name: "noop", description: "Does nothing", input_schema: { type: "object" } }],
+    options: { client_info: { name: label } },
+  });
   await withDeadline(opened, 20_000, `${label} session`);
   return { label, close: () => stopChild(child, () => child.stdin!.end()) };
 }
 
 /** The Python host process (it starts its own sidecar). */
 async function startPythonHost(url: string, label: string, mode: "async" | "sync", command: string[]): Promise<BenchClient> {
-  const child = spawn("python3", [resolve(REPO_ROOT, "clients/python/benchmarks/noop_host.py"), "--url", url, "--label", label, "--mode", mode], {
-    stdio: ["pipe", "pipe", "inherit"],
-    env: { PATH: process.env.PATH ?? "", TOOLRELAY_SIDECAR: command.map((part) => JSON.stringify(part)).join(" ") },
-  });
+  const child = spawn(
+    "python3",
+    [resolve(REPO_ROOT, "clients/python/benchmarks/noop_host.py"), "--url", url, "--label", label, "--mode", mode],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: { PATH: process.env.PATH ?? "", TOOLRELAY_SIDECAR: command.map((part) => JSON.stringify(part)).join(" ") },
+    },
+  );
   const lines = createInterface({ input: child.stdout! });
   const ready = new Promise<void>((resolveReady, rejectReady) => {
     lines.on("line", (line) => {

@@ -37,7 +37,7 @@ export interface SidecarCliOptions {
 
 /** Parse the arguments: options, or what to print and the exit code. */
 export function parseSidecarArguments(argv: readonly string[]): { options: SidecarCliOptions } | { print: string; exitCode: number } {
-  let values;
+  let values: { encoding?: string; "max-frame-bytes"?: string; debug?: boolean; version?: boolean; help?: boolean };
   try {
     values = parseArgs({
       args: [...argv],
@@ -64,7 +64,10 @@ export function parseSidecarArguments(argv: readonly string[]): { options: Sidec
   if (values["max-frame-bytes"] !== undefined) {
     maxFrameBytes = Number(values["max-frame-bytes"]);
     if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < MIN_MAX_FRAME_BYTES || maxFrameBytes > MAX_DECLARABLE_FRAME_BYTES) {
-      return { print: `toolrelay-sidecar: --max-frame-bytes must be an integer in ${MIN_MAX_FRAME_BYTES}–${MAX_DECLARABLE_FRAME_BYTES}\n`, exitCode: 2 };
+      return {
+        print: `toolrelay-sidecar: --max-frame-bytes must be an integer in ${MIN_MAX_FRAME_BYTES}–${MAX_DECLARABLE_FRAME_BYTES}\n`,
+        exitCode: 2,
+      };
     }
   }
   return { options: { encoding: encoding as SidecarEncoding, maxFrameBytes, debug: values.debug === true } };

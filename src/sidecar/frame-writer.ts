@@ -43,7 +43,13 @@ export class FrameWriter {
       // Frames are built from JSON values, so this is a bug; the host still learns of it.
       this.#diagnostics.log("frame-unencodable", { type: frame.type });
       const reason = error instanceof Error ? error.message : String(error);
-      body = this.#codec.encode({ type: "error", code: "internal", message: `a ${frame.type} frame could not be encoded: ${reason}`, frame_type: frame.type, ...nullIds(frame) } satisfies SidecarFrame);
+      body = this.#codec.encode({
+        type: "error",
+        code: "internal",
+        message: `a ${frame.type} frame could not be encoded: ${reason}`,
+        frame_type: frame.type,
+        ...nullIds(frame),
+      } satisfies SidecarFrame);
     }
     if (body.length > this.#maxFrameBytes) {
       this.#diagnostics.log("frame-too-large-out", { type: frame.type, bytes: body.length, limit: this.#maxFrameBytes });

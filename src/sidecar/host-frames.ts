@@ -12,10 +12,17 @@ import { annotationsSchema, contentBlockSchema, idSchema, jsonObject } from "./p
 export const helloFrameSchema = z
   .strictObject({
     type: z.literal("hello"),
-    versions: z.array(z.number().int().min(1)).min(1).meta({ description: "Protocol versions the host speaks; the sidecar picks the highest it shares." }),
+    versions: z
+      .array(z.number().int().min(1))
+      .min(1)
+      .meta({ description: "Protocol versions the host speaks; the sidecar picks the highest it shares." }),
     client: z.strictObject({ name: z.string(), version: z.string().optional() }).optional(),
   })
-  .meta({ title: "hello", description: "host → sidecar. First frame: the protocol versions the host speaks. Answered by `welcome` or an `unsupported_version` error." });
+  .meta({
+    title: "hello",
+    description:
+      "host → sidecar. First frame: the protocol versions the host speaks. Answered by `welcome` or an `unsupported_version` error.",
+  });
 
 const localBackendSchema = z.strictObject({
   kind: z.literal("local"),
@@ -46,9 +53,15 @@ export type SidecarBackend = z.infer<typeof backendSchema>;
 export const hostToolSchema = z.strictObject({
   name: z.string().meta({ description: "1–64 characters of [a-zA-Z0-9_-], unique in the session." }),
   description: z.string(),
-  input_schema: jsonObject("The tool's input as a JSON Schema object (type: object). Advertised only: every call reaches the host as the runtime sent it."),
+  input_schema: jsonObject(
+    "The tool's input as a JSON Schema object (type: object). Advertised only: every call reaches the host as the runtime sent it.",
+  ),
   annotations: annotationsSchema.optional(),
-  timeout_ms: z.number().int().optional().meta({ description: "Deadline of one call, 1–300000 ms. Default: the session's tool_timeout_ms (60000)." }),
+  timeout_ms: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: "Deadline of one call, 1–300000 ms. Default: the session's tool_timeout_ms (60000)." }),
 });
 export type HostTool = z.infer<typeof hostToolSchema>;
 
@@ -69,12 +82,19 @@ export const openSessionFrameSchema = z
     type: z.literal("open_session"),
     session: idSchema.meta({ description: "The host's id for the session, unique in this sidecar." }),
     backend: backendSchema,
-    agent: z.union([z.strictObject({ id: z.string() }), z.strictObject({ create: z.strictObject({ model: z.string(), name: z.string().optional() }) })]),
+    agent: z.union([
+      z.strictObject({ id: z.string() }),
+      z.strictObject({ create: z.strictObject({ model: z.string(), name: z.string().optional() }) }),
+    ]),
     conversation: z.string().optional().meta({ description: '"new" (default), "default", or a conversation id.' }),
     tools: z.array(hostToolSchema).default([]),
     options: sessionOptionsSchema.optional(),
   })
-  .meta({ title: "open_session", description: "host → sidecar. Connect to a runtime and register the host's tools. Answered by `session_opened`, or an `error` frame with the session's id." });
+  .meta({
+    title: "open_session",
+    description:
+      "host → sidecar. Connect to a runtime and register the host's tools. Answered by `session_opened`, or an `error` frame with the session's id.",
+  });
 export type OpenSessionFrame = z.infer<typeof openSessionFrameSchema>;
 
 const messagePartSchema = z.union([
@@ -90,13 +110,23 @@ export const sendFrameSchema = z
     turn: idSchema.meta({ description: "The host's id for the turn, echoed on its events and its turn_end." }),
     message: z.union([z.string(), z.array(messagePartSchema).min(1)]),
   })
-  .meta({ title: "send", description: "host → sidecar. Send a user message: a turn. Answered by `turn_event`s and exactly one `turn_end`." });
+  .meta({
+    title: "send",
+    description: "host → sidecar. Send a user message: a turn. Answered by `turn_event`s and exactly one `turn_end`.",
+  });
 export type SendFrame = z.infer<typeof sendFrameSchema>;
 
 /** Aborts the session's running turn (its turn_end says `cancelled`). */
 export const abortFrameSchema = z
-  .strictObject({ type: z.literal("abort"), session: idSchema, turn: idSchema.optional().meta({ description: "Only this turn; default: whichever runs." }) })
-  .meta({ title: "abort", description: "host → sidecar. Abort the running turn; its pending tool calls get `cancel`, its turn_end has fault `cancelled`." });
+  .strictObject({
+    type: z.literal("abort"),
+    session: idSchema,
+    turn: idSchema.optional().meta({ description: "Only this turn; default: whichever runs." }),
+  })
+  .meta({
+    title: "abort",
+    description: "host → sidecar. Abort the running turn; its pending tool calls get `cancel`, its turn_end has fault `cancelled`.",
+  });
 
 /** The host's answer to a `tool_call`: the result the model reads. MCP's CallToolResult shape. */
 export const toolResultFrameSchema = z
@@ -113,13 +143,20 @@ export type ToolResultFrame = z.infer<typeof toolResultFrameSchema>;
 /** The host could not run the tool: the model reads the message as a tool error. */
 export const toolErrorFrameSchema = z
   .strictObject({ type: z.literal("tool_error"), session: idSchema, call: idSchema, message: z.string() })
-  .meta({ title: "tool_error", description: "host → sidecar. The tool failed (the handler raised): the model reads `message` as a tool error." });
+  .meta({
+    title: "tool_error",
+    description: "host → sidecar. The tool failed (the handler raised): the model reads `message` as a tool error.",
+  });
 export type ToolErrorFrame = z.infer<typeof toolErrorFrameSchema>;
 
 /** Closes one session: answered by `session_closed`. */
 export const closeSessionFrameSchema = z
   .strictObject({ type: z.literal("close_session"), session: idSchema })
-  .meta({ title: "close_session", description: "host → sidecar. Close a session: its running turn ends `session_closed`, pending calls are cancelled. Answered by `session_closed`." });
+  .meta({
+    title: "close_session",
+    description:
+      "host → sidecar. Close a session: its running turn ends `session_closed`, pending calls are cancelled. Answered by `session_closed`.",
+  });
 
 /** Closes every session and ends the sidecar: answered by `goodbye`, then exit 0. */
 export const shutdownFrameSchema = z
@@ -127,7 +164,16 @@ export const shutdownFrameSchema = z
   .meta({ title: "shutdown", description: "host → sidecar. Close every session, answer `goodbye` and exit with code 0." });
 
 /** Every frame type the host sends. */
-export const HOST_FRAME_TYPES = ["hello", "open_session", "send", "abort", "tool_result", "tool_error", "close_session", "shutdown"] as const;
+export const HOST_FRAME_TYPES = [
+  "hello",
+  "open_session",
+  "send",
+  "abort",
+  "tool_result",
+  "tool_error",
+  "close_session",
+  "shutdown",
+] as const;
 /** The `type` of a frame the host sends. */
 export type HostFrameType = (typeof HOST_FRAME_TYPES)[number];
 

@@ -13,7 +13,10 @@ import { SIDECAR_ENCODINGS } from "./frame-encoding.js";
 export const welcomeFrameSchema = z
   .strictObject({
     type: z.literal("welcome"),
-    version: z.number().int().meta({ description: `The protocol version chosen (this sidecar: ${SIDECAR_PROTOCOL_VERSION}).` }),
+    version: z
+      .number()
+      .int()
+      .meta({ description: `The protocol version chosen (this sidecar: ${SIDECAR_PROTOCOL_VERSION}).` }),
     sidecar: z.strictObject({ name: z.literal("toolrelay-sidecar"), version: z.string() }),
     encoding: z.enum(SIDECAR_ENCODINGS),
     max_frame_bytes: z.number().int().meta({ description: "Largest frame body the sidecar accepts." }),
@@ -36,8 +39,20 @@ const toolOwnerSchema = z.enum(["client", "runtime"]);
 const streamEventSchemas = [
   z.strictObject({ kind: z.literal("assistant"), text: z.string(), message_id: z.string().nullable() }),
   z.strictObject({ kind: z.literal("reasoning"), text: z.string(), message_id: z.string().nullable() }),
-  z.strictObject({ kind: z.literal("tool_call"), tool_call_id: z.string(), tool_name: z.string(), input: z.unknown(), owner: toolOwnerSchema }),
-  z.strictObject({ kind: z.literal("tool_output"), tool_call_id: z.string(), tool_name: z.string().nullable(), text: z.string(), owner: toolOwnerSchema }),
+  z.strictObject({
+    kind: z.literal("tool_call"),
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    input: z.unknown(),
+    owner: toolOwnerSchema,
+  }),
+  z.strictObject({
+    kind: z.literal("tool_output"),
+    tool_call_id: z.string(),
+    tool_name: z.string().nullable(),
+    text: z.string(),
+    owner: toolOwnerSchema,
+  }),
   z.strictObject({
     kind: z.literal("tool_result"),
     tool_call_id: z.string(),
@@ -68,12 +83,18 @@ export const turnEndFrameSchema = z
     session: idSchema,
     turn: idSchema,
     fault: turnFaultSchema.meta({ description: "How the turn ended: one name of the fault table (docs/sidecar.md)." }),
-    stop: z.string().nullable().meta({ description: "The runtime's stop reason (end_turn, cancelled, error, ...); null when the runtime never ended the turn." }),
+    stop: z
+      .string()
+      .nullable()
+      .meta({ description: "The runtime's stop reason (end_turn, cancelled, error, ...); null when the runtime never ended the turn." }),
     message: z.string().nullable().meta({ description: "Why, for every fault but ok." }),
     text: z.string().meta({ description: "All assistant text of the turn." }),
-    tool_calls: z.array(
-      z.strictObject({ call: idSchema.nullable(), tool_call_id: z.string(), tool: z.string(), outcome: toolOutcomeSchema }),
-    ).meta({ description: "Every client tool call of the turn, as it ended; call is null for one the host never saw (unknown tool, input too large, busy)." }),
+    tool_calls: z
+      .array(z.strictObject({ call: idSchema.nullable(), tool_call_id: z.string(), tool: z.string(), outcome: toolOutcomeSchema }))
+      .meta({
+        description:
+          "Every client tool call of the turn, as it ended; call is null for one the host never saw (unknown tool, input too large, busy).",
+      }),
   })
   .meta({ title: "turn_end", description: "sidecar → host. The end of a turn: exactly one per `send`, always after its events." });
 
@@ -100,13 +121,22 @@ export const cancelFrameSchema = z
     reason: cancelReasonSchema,
     message: z.string(),
   })
-  .meta({ title: "cancel", description: "sidecar → host. Stop working on a call: it timed out, was cancelled (abort, close) or abandoned (link lost). A later answer to it is ignored." });
+  .meta({
+    title: "cancel",
+    description:
+      "sidecar → host. Stop working on a call: it timed out, was cancelled (abort, close) or abandoned (link lost). A later answer to it is ignored.",
+  });
 
 export const sessionClosedFrameSchema = z
   .strictObject({
     type: z.literal("session_closed"),
     session: idSchema,
-    reason: z.enum(["closed", "shutdown", "link_closed"]).meta({ description: "closed: the host's close_session; shutdown: the host's shutdown; link_closed: the link to the runtime closed for good." }),
+    reason: z
+      .enum(["closed", "shutdown", "link_closed"])
+      .meta({
+        description:
+          "closed: the host's close_session; shutdown: the host's shutdown; link_closed: the link to the runtime closed for good.",
+      }),
   })
   .meta({ title: "session_closed", description: "sidecar → host. A session is over; its id may be used again." });
 
@@ -130,21 +160,42 @@ export const SIDECAR_ERROR_CODES = [
 export const errorFrameSchema = z
   .strictObject({
     type: z.literal("error"),
-    code: z.string().meta({ description: `One of ${SIDECAR_ERROR_CODES.join(", ")}, or for open_session and session errors the SDK's error code in lower case (invalid_options, connect_failed, ...).` }),
+    code: z
+      .string()
+      .meta({
+        description: `One of ${SIDECAR_ERROR_CODES.join(", ")}, or for open_session and session errors the SDK's error code in lower case (invalid_options, connect_failed, ...).`,
+      }),
     message: z.string(),
     frame_type: z.string().nullable().meta({ description: "The type of the frame this answers, when known." }),
     session: idSchema.nullable(),
     turn: idSchema.nullable(),
     call: idSchema.nullable(),
   })
-  .meta({ title: "error", description: "sidecar → host. A frame could not be used, a session could not open, or a session reported a problem it handled. The sidecar goes on." });
+  .meta({
+    title: "error",
+    description:
+      "sidecar → host. A frame could not be used, a session could not open, or a session reported a problem it handled. The sidecar goes on.",
+  });
 
 export const goodbyeFrameSchema = z
   .strictObject({ type: z.literal("goodbye") })
-  .meta({ title: "goodbye", description: "sidecar → host. The answer to `shutdown`: every session is closed; the sidecar exits with code 0." });
+  .meta({
+    title: "goodbye",
+    description: "sidecar → host. The answer to `shutdown`: every session is closed; the sidecar exits with code 0.",
+  });
 
 /** Every frame type the sidecar sends. */
-export const SIDECAR_FRAME_TYPES = ["welcome", "session_opened", "turn_event", "turn_end", "tool_call", "cancel", "session_closed", "error", "goodbye"] as const;
+export const SIDECAR_FRAME_TYPES = [
+  "welcome",
+  "session_opened",
+  "turn_event",
+  "turn_end",
+  "tool_call",
+  "cancel",
+  "session_closed",
+  "error",
+  "goodbye",
+] as const;
 /** The `type` of a frame the sidecar sends. */
 export type SidecarFrameType = (typeof SIDECAR_FRAME_TYPES)[number];
 

@@ -59,7 +59,10 @@ export class SidecarSession {
     const id = frame.session;
     const asked = frame.options?.max_input_bytes;
     if (asked !== undefined && asked > parts.maxInputBytes) {
-      throw new ToolrelayError("INVALID_OPTIONS", `options.max_input_bytes: at most ${parts.maxInputBytes} with this sidecar's frame limit (a tool call must fit in one frame)`);
+      throw new ToolrelayError(
+        "INVALID_OPTIONS",
+        `options.max_input_bytes: at most ${parts.maxInputBytes} with this sidecar's frame limit (a tool call must fit in one frame)`,
+      );
     }
     let self: SidecarSession | undefined;
     const tools = hostClientTools(frame.tools, frame.options?.tool_timeout_ms, (tool, input, timeoutMs, context) =>
@@ -99,11 +102,24 @@ export class SidecarSession {
     session.on("tool-call-end", (event) => {
       const turn = this.#turn;
       if (turn === undefined) return;
-      turn.calls.push({ call: turn.hostCalls.get(event.toolCallId) ?? null, tool_call_id: event.toolCallId, tool: event.toolName, outcome: toolOutcomeOf(event.outcome) });
+      turn.calls.push({
+        call: turn.hostCalls.get(event.toolCallId) ?? null,
+        tool_call_id: event.toolCallId,
+        tool: event.toolName,
+        outcome: toolOutcomeOf(event.outcome),
+      });
     });
     session.on("error", (error) => {
       this.#parts.diagnostics.log("session-error", { session: this.id, code: error.code });
-      this.#parts.send({ type: "error", code: error.code.toLowerCase(), message: error.message, frame_type: null, session: this.id, turn: this.#turn?.id ?? null, call: null });
+      this.#parts.send({
+        type: "error",
+        code: error.code.toLowerCase(),
+        message: error.message,
+        frame_type: null,
+        session: this.id,
+        turn: this.#turn?.id ?? null,
+        call: null,
+      });
     });
     session.on("connection-state-change", ({ state }) => {
       this.#parts.diagnostics.log("link-state", { session: this.id, state });
@@ -114,13 +130,32 @@ export class SidecarSession {
   /** Start a turn. Always ends in exactly one `turn_end` for `frame.turn`. */
   send(frame: SendFrame): void {
     if (this.#turn !== undefined || this.#closing !== undefined) {
-      const error = this.#closing !== undefined ? "the session is closing" : `turn ${this.#turn!.id} is still running; wait for its turn_end or abort it`;
+      const error =
+        this.#closing !== undefined
+          ? "the session is closing"
+          : `turn ${this.#turn!.id} is still running; wait for its turn_end or abort it`;
       const fault = this.#closing !== undefined ? "session_closed" : "turn_in_progress";
-      this.#parts.send({ type: "turn_end", session: this.id, turn: frame.turn, fault, stop: null, message: error, text: "", tool_calls: [] });
+      this.#parts.send({
+        type: "turn_end",
+        session: this.id,
+        turn: frame.turn,
+        fault,
+        stop: null,
+        message: error,
+        text: "",
+        tool_calls: [],
+      });
       return;
     }
     let finish!: () => void;
-    const turn: RunningTurn = { id: frame.turn, sdkTurn: undefined, aborted: false, hostCalls: new Map(), calls: [], ended: new Promise((resolve) => (finish = resolve)) };
+    const turn: RunningTurn = {
+      id: frame.turn,
+      sdkTurn: undefined,
+      aborted: false,
+      hostCalls: new Map(),
+      calls: [],
+      ended: new Promise((resolve) => (finish = resolve)),
+    };
     this.#turn = turn;
     void this.#run(turn, frame).finally(() => {
       if (this.#turn === turn) this.#turn = undefined;
@@ -199,7 +234,8 @@ function sessionOptions(frame: OpenSessionFrame, tools: SessionOptions["tools"],
 }
 
 function backendOptions(backend: SidecarBackend): SessionOptions["backend"] {
-  if (backend.kind === "local") return { kind: "local", url: backend.url, ...(backend.token === undefined ? {} : { token: backend.token }) };
+  if (backend.kind === "local")
+    return { kind: "local", url: backend.url, ...(backend.token === undefined ? {} : { token: backend.token }) };
   const environment: CloudEnvironmentSelector =
     "connection_id" in backend.environment
       ? { connectionId: backend.environment.connection_id }

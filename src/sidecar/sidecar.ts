@@ -10,7 +10,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { isToolrelayError } from "../errors.js";
-import { systemTimers, type Timers } from "../internal/timers.js";
+import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
 import { formatIssues } from "../wire/format-issues.js";
 import { createDiagnostics, type Diagnostics } from "./diagnostics.js";
 import { bodyCodec, type SidecarEncoding } from "./frame-encoding.js";
@@ -86,7 +86,13 @@ class SidecarCore implements Sidecar {
     const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.#reader = new FrameReader(maxFrameBytes);
     this.#codec = bodyCodec(options.encoding ?? "json");
-    this.#writer = new FrameWriter({ output: options.output, codec: this.#codec, maxFrameBytes, diagnostics: this.#diagnostics, onGone: () => void this.#stop("host_gone") });
+    this.#writer = new FrameWriter({
+      output: options.output,
+      codec: this.#codec,
+      maxFrameBytes,
+      diagnostics: this.#diagnostics,
+      onGone: () => void this.#stop("host_gone"),
+    });
     this.#hostCalls = new HostCalls((frame) => this.#send(frame));
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
     options.input.on("data", this.#onData);
@@ -108,8 +114,20 @@ class SidecarCore implements Sidecar {
     this.#writer.write(frame);
   }
 
-  #error(code: string, message: string, about: { frame_type?: string | null; session?: string | null; turn?: string | null; call?: string | null } = {}): void {
-    this.#send({ type: "error", code, message, frame_type: about.frame_type ?? null, session: about.session ?? null, turn: about.turn ?? null, call: about.call ?? null });
+  #error(
+    code: string,
+    message: string,
+    about: { frame_type?: string | null; session?: string | null; turn?: string | null; call?: string | null } = {},
+  ): void {
+    this.#send({
+      type: "error",
+      code,
+      message,
+      frame_type: about.frame_type ?? null,
+      session: about.session ?? null,
+      turn: about.turn ?? null,
+      call: about.call ?? null,
+    });
   }
 
   #onChunk(chunk: Buffer): void {
@@ -122,7 +140,10 @@ class SidecarCore implements Sidecar {
     for (const reading of readings) {
       if (reading.kind === "too-large") {
         this.#diagnostics.log("frame-too-large", { bytes: reading.bytes, limit: this.#reader.maxFrameBytes });
-        this.#error("frame_too_large", `a frame of ${reading.bytes} bytes is over the limit of ${this.#reader.maxFrameBytes} bytes; it was skipped`);
+        this.#error(
+          "frame_too_large",
+          `a frame of ${reading.bytes} bytes is over the limit of ${this.#reader.maxFrameBytes} bytes; it was skipped`,
+        );
         continue;
       }
       this.#onBody(reading.body);
@@ -144,7 +165,11 @@ class SidecarCore implements Sidecar {
     const ids = idsOf(raw as object);
     if (this.#diagnostics.enabled) this.#diagnostics.log("<-", { type, ...ids, bytes: body.length });
     if (!Object.hasOwn(hostFrameSchemas, type)) {
-      return this.#error("unknown_frame_type", `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}`, { frame_type: null, ...ids });
+      return this.#error(
+        "unknown_frame_type",
+        `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}`,
+        { frame_type: null, ...ids },
+      );
     }
     const schema = hostFrameSchemas[type as HostFrameType];
     const parsed = schema.safeParse(raw);
@@ -168,7 +193,11 @@ class SidecarCore implements Sidecar {
   #hello(frame: Extract<HostFrame, { type: "hello" }>): void {
     if (this.#greeted) return this.#error("hello_repeated", "hello was already answered", { frame_type: "hello" });
     if (!frame.versions.includes(SIDECAR_PROTOCOL_VERSION)) {
-      return this.#error("unsupported_version", `this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}; the host offered ${frame.versions.join(", ")}`, { frame_type: "hello" });
+      return this.#error(
+        "unsupported_version",
+        `this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}; the host offered ${frame.versions.join(", ")}`,
+        { frame_type: "hello" },
+      );
     }
     this.#greeted = true;
     this.#send({
@@ -186,22 +215,38 @@ class SidecarCore implements Sidecar {
         return this.#open(frame);
       case "tool_result":
       case "tool_error": {
-        const answer = frame.type === "tool_result" ? { kind: "result" as const, result: { content: frame.content, isError: frame.isError ?? false } } : { kind: "error" as const, message: frame.message };
+        const answer =
+          frame.type === "tool_result"
+            ? { kind: "result" as const, result: { content: frame.content, isError: frame.isError ?? false } }
+            : { kind: "error" as const, message: frame.message };
         const disposition = this.#hostCalls.answer(frame.session, frame.call, answer);
         if (disposition === "late") this.#diagnostics.log("late-answer", { session: frame.session, call: frame.call });
-        if (disposition === "unknown") this.#error("unknown_call", `no call ${frame.call} is waiting in session ${frame.session}`, { frame_type: frame.type, session: frame.session, call: frame.call });
+        if (disposition === "unknown")
+          this.#error("unknown_call", `no call ${frame.call} is waiting in session ${frame.session}`, {
+            frame_type: frame.type,
+            session: frame.session,
+            call: frame.call,
+          });
         return;
       }
     }
     const session = this.#sessions.get(frame.session);
     if (session === undefined) {
       const why = this.#opening.has(frame.session) ? "is still opening: wait for session_opened" : "is not open";
-      return this.#error("unknown_session", `session ${frame.session} ${why}`, { frame_type: frame.type, session: frame.session, turn: "turn" in frame ? frame.turn : null });
+      return this.#error("unknown_session", `session ${frame.session} ${why}`, {
+        frame_type: frame.type,
+        session: frame.session,
+        turn: "turn" in frame ? frame.turn : null,
+      });
     }
     switch (frame.type) {
       case "send":
         if (session.runningTurn === frame.turn) {
-          return this.#error("turn_exists", `turn ${frame.turn} is running; give each turn a new id`, { frame_type: "send", session: frame.session, turn: frame.turn });
+          return this.#error("turn_exists", `turn ${frame.turn} is running; give each turn a new id`, {
+            frame_type: "send",
+            session: frame.session,
+            turn: frame.turn,
+          });
         }
         return session.send(frame);
       case "abort":
@@ -238,7 +283,13 @@ class SidecarCore implements Sidecar {
         }
         this.#sessions.set(id, session);
         this.#diagnostics.log("session-opened", { session: id, tools: frame.tools.length });
-        this.#send({ type: "session_opened", session: id, agent_id: session.agentId, conversation_id: session.conversationId, tools: frame.tools.map((tool) => tool.name) });
+        this.#send({
+          type: "session_opened",
+          session: id,
+          agent_id: session.agentId,
+          conversation_id: session.conversationId,
+          tools: frame.tools.map((tool) => tool.name),
+        });
         return session;
       },
       (error: unknown) => {
@@ -258,7 +309,12 @@ class SidecarCore implements Sidecar {
   }
 
   async #shutDown(reason: SidecarExit["reason"]): Promise<SidecarExit> {
-    this.#diagnostics.log("stop", { reason, sessions: this.#sessions.size, opening: this.#opening.size, pending_calls: this.#hostCalls.pendingCount });
+    this.#diagnostics.log("stop", {
+      reason,
+      sessions: this.#sessions.size,
+      opening: this.#opening.size,
+      pending_calls: this.#hostCalls.pendingCount,
+    });
     const input = this.#options.input;
     input.off("data", this.#onData);
     if (this.#reader.midFrame) this.#diagnostics.log("truncated-frame");
@@ -289,7 +345,7 @@ class SidecarCore implements Sidecar {
   }
 
   async #withDeadline(work: Promise<unknown>, deadlineMs: number): Promise<void> {
-    let timer;
+    let timer: TimerHandle | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = this.#timers.setTimeout(() => {
         this.#diagnostics.log("close-deadline-passed", { deadline_ms: deadlineMs });
@@ -297,7 +353,13 @@ class SidecarCore implements Sidecar {
       }, deadlineMs);
     });
     try {
-      await Promise.race([work.then(() => undefined, () => undefined), deadline]);
+      await Promise.race([
+        work.then(
+          () => undefined,
+          () => undefined,
+        ),
+        deadline,
+      ]);
     } finally {
       if (timer !== undefined) this.#timers.clearTimeout(timer);
     }

@@ -30,7 +30,17 @@ export type TurnFault = (typeof TURN_FAULTS)[number];
 export const turnFaultSchema = z.enum(TURN_FAULTS);
 
 /** A client tool call's outcome as the protocol names it (the SDK's outcome kinds, snake_case). */
-export const TOOL_OUTCOMES = ["ok", "tool_error", "invalid_input", "unknown_tool", "input_too_large", "timeout", "cancelled", "disconnected", "busy"] as const;
+export const TOOL_OUTCOMES = [
+  "ok",
+  "tool_error",
+  "invalid_input",
+  "unknown_tool",
+  "input_too_large",
+  "timeout",
+  "cancelled",
+  "disconnected",
+  "busy",
+] as const;
 /** How one client tool call ended (`turn_end.tool_calls[].outcome`). */
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 export const toolOutcomeSchema = z.enum(TOOL_OUTCOMES);
@@ -65,16 +75,21 @@ export function turnFault(ending: TurnEnding, calls: readonly TurnToolCall[]): F
   if (ending.kind === "failed") return failedFault(ending.error);
   const { result, aborted } = ending;
   const verdicts: FaultVerdict[] = [];
-  if (aborted || result.stopReason === "cancelled") verdicts.push({ fault: "cancelled", message: aborted ? "the host aborted the turn" : "the runtime cancelled the turn" });
+  if (aborted || result.stopReason === "cancelled")
+    verdicts.push({ fault: "cancelled", message: aborted ? "the host aborted the turn" : "the runtime cancelled the turn" });
   if (result.error !== undefined || RUNTIME_ERROR_STOP.test(result.stopReason)) {
     verdicts.push({ fault: "runtime_error", message: result.error ?? `the runtime ended the turn with stop reason ${result.stopReason}` });
   }
   for (const call of calls) {
-    if (call.outcome === "disconnected") verdicts.push({ fault: "link_lost", message: `the call to ${call.tool} was abandoned: the link to the runtime was lost` });
-    else if (call.outcome === "timeout") verdicts.push({ fault: "tool_timeout", message: `${call.tool} passed its deadline; its effects are unknown` });
-    else if (call.outcome !== "ok" && call.outcome !== "cancelled") verdicts.push({ fault: "tool_error", message: `${call.tool} ended as ${call.outcome}` });
+    if (call.outcome === "disconnected")
+      verdicts.push({ fault: "link_lost", message: `the call to ${call.tool} was abandoned: the link to the runtime was lost` });
+    else if (call.outcome === "timeout")
+      verdicts.push({ fault: "tool_timeout", message: `${call.tool} passed its deadline; its effects are unknown` });
+    else if (call.outcome !== "ok" && call.outcome !== "cancelled")
+      verdicts.push({ fault: "tool_error", message: `${call.tool} ended as ${call.outcome}` });
   }
-  if (result.stopReason !== "end_turn") verdicts.push({ fault: "incomplete", message: `the runtime stopped the turn early (stop reason ${result.stopReason})` });
+  if (result.stopReason !== "end_turn")
+    verdicts.push({ fault: "incomplete", message: `the runtime stopped the turn early (stop reason ${result.stopReason})` });
   return mostSevere(verdicts) ?? { fault: "ok" };
 }
 

@@ -21,7 +21,13 @@ function wireStreamEvent(event: StreamEvent): WireStreamEvent {
     case "tool-call":
       return { kind: "tool_call", tool_call_id: event.toolCallId, tool_name: event.toolName, input: event.input, owner: event.owner };
     case "tool-output":
-      return { kind: "tool_output", tool_call_id: event.toolCallId, tool_name: event.toolName ?? null, text: event.text, owner: event.owner };
+      return {
+        kind: "tool_output",
+        tool_call_id: event.toolCallId,
+        tool_name: event.toolName ?? null,
+        text: event.text,
+        owner: event.owner,
+      };
     case "tool-result":
       return {
         kind: "tool_result",

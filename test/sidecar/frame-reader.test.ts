@@ -2,24 +2,29 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FrameReader, frameBytes, type FrameReading } from "../../src/sidecar/frame-reader.js";
 
-const text = (reading: FrameReading): string => (reading.kind === "frame" ? Buffer.from(reading.body).toString() : `too-large:${reading.bytes}`);
+const text = (reading: FrameReading): string =>
+  reading.kind === "frame" ? Buffer.from(reading.body).toString() : `too-large:${reading.bytes}`;
 
 describe("FrameReader", () => {
   it("reads frames whatever the chunking: one byte at a time, glued together, split anywhere", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 40 }), { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 17 }), { minLength: 1 }), (bodies, cuts) => {
-        const stream = Buffer.concat(bodies.map((body) => frameBytes(Buffer.from(body))));
-        const reader = new FrameReader(1_000);
-        const read: string[] = [];
-        let at = 0;
-        for (let index = 0; at < stream.length; index++) {
-          const size = cuts[index % cuts.length]!;
-          for (const reading of reader.push(stream.subarray(at, at + size))) read.push(text(reading));
-          at += size;
-        }
-        expect(read).toEqual(bodies);
-        expect(reader.midFrame).toBe(false);
-      }),
+      fc.property(
+        fc.array(fc.string({ maxLength: 40 }), { maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 17 }), { minLength: 1 }),
+        (bodies, cuts) => {
+          const stream = Buffer.concat(bodies.map((body) => frameBytes(Buffer.from(body))));
+          const reader = new FrameReader(1_000);
+          const read: string[] = [];
+          let at = 0;
+          for (let index = 0; at < stream.length; index++) {
+            const size = cuts[index % cuts.length]!;
+            for (const reading of reader.push(stream.subarray(at, at + size))) read.push(text(reading));
+            at += size;
+          }
+          expect(read).toEqual(bodies);
+          expect(reader.midFrame).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });

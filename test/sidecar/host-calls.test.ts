@@ -24,7 +24,18 @@ describe("HostCalls", () => {
     const controller = new AbortController();
     const result = calls.run(request(controller.signal));
     expect(sent).toEqual([
-      { type: "tool_call", session: "s", call: "call-1", turn: "t", tool: "echo", tool_call_id: "call_0", agent_id: "agent", conversation_id: "conv", input: { a: 1 }, timeout_ms: 1_000 },
+      {
+        type: "tool_call",
+        session: "s",
+        call: "call-1",
+        turn: "t",
+        tool: "echo",
+        tool_call_id: "call_0",
+        agent_id: "agent",
+        conversation_id: "conv",
+        input: { a: 1 },
+        timeout_ms: 1_000,
+      },
     ]);
     expect(calls.answer("s", "call-1", { kind: "result", result: { content: [{ type: "text", text: "x" }] } })).toBe("answered");
     await expect(result).resolves.toEqual({ content: [{ type: "text", text: "x" }] });
@@ -47,7 +58,13 @@ describe("HostCalls", () => {
     const result = calls.run(request(controller.signal));
     controller.abort(ToolCallAbortError.timeout(1_000));
     await expect(result).rejects.toMatchObject({ kind: "timeout" });
-    expect(sent.at(-1)).toEqual({ type: "cancel", session: "s", call: "call-1", reason: "timeout", message: "The tool call timed out after 1000 ms." });
+    expect(sent.at(-1)).toEqual({
+      type: "cancel",
+      session: "s",
+      call: "call-1",
+      reason: "timeout",
+      message: "The tool call timed out after 1000 ms.",
+    });
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     expect(calls.answer("s", "call-1", { kind: "result", result: { content: [] } })).toBe("late");
   });

@@ -29,7 +29,9 @@ function fixture(path: string, content: Buffer): void {
     writeFileSync(file, content);
     return;
   }
-  expect(readFileSync(file).equals(content), `${path} differs from what the code produces: UPDATE_SIDECAR_FIXTURES=1 rewrites it`).toBe(true);
+  expect(readFileSync(file).equals(content), `${path} differs from what the code produces: UPDATE_SIDECAR_FIXTURES=1 rewrites it`).toBe(
+    true,
+  );
 }
 
 const json = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
@@ -40,7 +42,11 @@ describe("shared sidecar fixtures", () => {
     for (const [direction, byType] of Object.entries({ host: schemas.host, sidecar: schemas.sidecar })) {
       for (const [type, schema] of Object.entries(byType)) fixture(`schemas/${direction}/${type}.schema.json`, json(schema));
       const files = readdirSync(join(folder, "schemas", direction)).sort();
-      expect(files).toEqual(Object.keys(byType).map((type) => `${type}.schema.json`).sort());
+      expect(files).toEqual(
+        Object.keys(byType)
+          .map((type) => `${type}.schema.json`)
+          .sort(),
+      );
     }
   });
 
@@ -50,7 +56,9 @@ describe("shared sidecar fixtures", () => {
     const names: string[] = [];
     for (const example of examples) {
       const schema =
-        example.direction === "host" ? hostFrameSchemas[example.frame.type as HostFrameType] : sidecarFrameSchemas[example.frame.type as SidecarFrameType];
+        example.direction === "host"
+          ? hostFrameSchemas[example.frame.type as HostFrameType]
+          : sidecarFrameSchemas[example.frame.type as SidecarFrameType];
       const parsed = schema.safeParse(example.frame);
       expect(parsed.success, `${example.name}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
       covered[example.direction].add(example.frame.type);
@@ -65,7 +73,10 @@ describe("shared sidecar fixtures", () => {
     fixture("frames/index.json", json(names));
     // A stream of every example, back to back, as a pipe would carry them.
     for (const encoding of ["json", "msgpack"] as const) {
-      fixture(`frames/all.${encoding}.bin`, Buffer.concat(examples.map((example) => frameBytes(bodyCodec(encoding).encode(example.frame)))));
+      fixture(
+        `frames/all.${encoding}.bin`,
+        Buffer.concat(examples.map((example) => frameBytes(bodyCodec(encoding).encode(example.frame)))),
+      );
     }
   });
 

@@ -6,12 +6,24 @@ import { SIDECAR_VERSION } from "../../src/sidecar/sidecar-version.js";
 describe("toolrelay-sidecar arguments", () => {
   it("defaults to JSON, 16 MiB frames, no diagnostics", () => {
     expect(parseSidecarArguments([])).toEqual({ options: { encoding: "json", maxFrameBytes: 16_777_216, debug: false } });
-    expect(parseSidecarArguments(["--encoding", "msgpack", "--max-frame-bytes", "4096", "--debug"])).toEqual({ options: { encoding: "msgpack", maxFrameBytes: 4_096, debug: true } });
+    expect(parseSidecarArguments(["--encoding", "msgpack", "--max-frame-bytes", "4096", "--debug"])).toEqual({
+      options: { encoding: "msgpack", maxFrameBytes: 4_096, debug: true },
+    });
   });
 
   it("refuses what it cannot use, with exit code 2", () => {
-    for (const argv of [["--encoding", "cbor"], ["--max-frame-bytes", String(MIN_MAX_FRAME_BYTES - 1)], ["--max-frame-bytes", "lots"], ["--max-frame-bytes", String(2 ** 32)], ["extra"], ["--nope"]]) {
-      expect(parseSidecarArguments(argv), argv.join(" ")).toMatchObject({ exitCode: 2, print: expect.stringContaining("toolrelay-sidecar") });
+    for (const argv of [
+      ["--encoding", "cbor"],
+      ["--max-frame-bytes", String(MIN_MAX_FRAME_BYTES - 1)],
+      ["--max-frame-bytes", "lots"],
+      ["--max-frame-bytes", String(2 ** 32)],
+      ["extra"],
+      ["--nope"],
+    ]) {
+      expect(parseSidecarArguments(argv), argv.join(" ")).toMatchObject({
+        exitCode: 2,
+        print: expect.stringContaining("toolrelay-sidecar"),
+      });
     }
   });
 

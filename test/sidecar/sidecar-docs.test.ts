@@ -14,7 +14,10 @@ const END = "<!-- sidecar-schemas:end -->";
 function schemaSection(): string {
   const schemas = sidecarProtocolSchemas();
   const parts: string[] = [];
-  for (const [direction, label] of [["host", "host → sidecar"], ["sidecar", "sidecar → host"]] as const) {
+  for (const [direction, label] of [
+    ["host", "host → sidecar"],
+    ["sidecar", "sidecar → host"],
+  ] as const) {
     for (const [type, schema] of Object.entries(schemas[direction])) {
       parts.push(`### \`${type}\` (${label})\n\n\`\`\`json\n${JSON.stringify(schema, null, 2)}\n\`\`\``);
     }
@@ -40,7 +43,8 @@ describe("docs/sidecar.md", () => {
   it("names every frame type, fault and error code in its tables", () => {
     const docs = readFileSync(docsUrl, "utf8");
     const schemas = sidecarProtocolSchemas();
-    for (const type of [...Object.keys(schemas.host), ...Object.keys(schemas.sidecar)]) expect(docs).toMatch(new RegExp(`^\\| \`${type}\` \\|`, "m"));
+    for (const type of [...Object.keys(schemas.host), ...Object.keys(schemas.sidecar)])
+      expect(docs).toMatch(new RegExp(`^\\| \`${type}\` \\|`, "m"));
     for (const fault of TURN_FAULTS) expect(docs).toMatch(new RegExp(`^\\| \`${fault}\` \\|`, "m"));
     for (const code of SIDECAR_ERROR_CODES) expect(docs).toContain(`\`${code}\``);
   });

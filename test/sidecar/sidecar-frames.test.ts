@@ -18,7 +18,9 @@ afterEach(async () => {
 
 const echo = { name: "echo", description: "Echoes its input", input_schema: { type: "object" } };
 
-async function runtimeAndHost(options: Parameters<typeof inProcessSidecar>[0] = {}): Promise<{ runtime: ScriptedRuntime; host: FrameHost; sidecar: Sidecar }> {
+async function runtimeAndHost(
+  options: Parameters<typeof inProcessSidecar>[0] = {},
+): Promise<{ runtime: ScriptedRuntime; host: FrameHost; sidecar: Sidecar }> {
   let runtime: ScriptedRuntime | undefined;
   runtime = await startScriptedRuntime({ script: directiveScript(() => runtime), heartbeatIntervalMs: 0 });
   const { sidecar, host } = inProcessSidecar(options);
@@ -50,14 +52,30 @@ describe("frames the sidecar cannot use", () => {
       ["not UTF-8", () => host.sendRaw(frameBytes(Uint8Array.of(0x7b, 0xff, 0x7d))), { code: "malformed_frame" }],
       ["an empty body", () => host.sendRaw(frameBytes(new Uint8Array())), { code: "malformed_frame" }],
       ["a JSON array", () => host.sendRaw(frameBytes(Buffer.from("[1,2]"))), { code: "malformed_frame" }],
-      ["nested 1,000 levels", () => host.sendRaw(frameBytes(Buffer.from(`${"[".repeat(1_000)}${"]".repeat(1_000)}`))), { code: "malformed_frame" }],
+      [
+        "nested 1,000 levels",
+        () => host.sendRaw(frameBytes(Buffer.from(`${"[".repeat(1_000)}${"]".repeat(1_000)}`))),
+        { code: "malformed_frame" },
+      ],
       ["over the frame limit", () => host.sendRaw(frameBytes(Buffer.alloc(5_000, 0x20))), { code: "frame_too_large" }],
       ["an unknown type", () => host.send({ type: "launch_rockets", session: "s" }), { code: "unknown_frame_type", session: "s" }],
-      ["a typo in a field", () => host.send({ type: "send", session: "s", turn: "x", mesage: "hi" }), { code: "invalid_frame", frame_type: "send" }],
+      [
+        "a typo in a field",
+        () => host.send({ type: "send", session: "s", turn: "x", mesage: "hi" }),
+        { code: "invalid_frame", frame_type: "send" },
+      ],
       ["a second hello", () => host.send({ type: "hello", versions: [1] }), { code: "hello_repeated" }],
-      ["an answer to no call", () => host.send({ type: "tool_result", session: "s", call: "call-999", content: [] }), { code: "unknown_call", call: "call-999" }],
+      [
+        "an answer to no call",
+        () => host.send({ type: "tool_result", session: "s", call: "call-999", content: [] }),
+        { code: "unknown_call", call: "call-999" },
+      ],
       ["an unknown session", () => host.send({ type: "abort", session: "nope" }), { code: "unknown_session", session: "nope" }],
-      ["a session opened twice", () => host.send({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" } }), { code: "session_exists" }],
+      [
+        "a session opened twice",
+        () => host.send({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" } }),
+        { code: "session_exists" },
+      ],
     ];
     let turn = 0;
     for (const [what, act, expected] of cases) {
@@ -71,7 +89,17 @@ describe("frames the sidecar cannot use", () => {
     const hello = frameBytes(Buffer.from(JSON.stringify({ type: "hello", versions: [1] })));
     for (const byte of hello) host.sendRaw(Uint8Array.of(byte));
     await host.next({ type: "welcome" });
-    const open = frameBytes(Buffer.from(JSON.stringify({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" }, tools: [echo] })));
+    const open = frameBytes(
+      Buffer.from(
+        JSON.stringify({
+          type: "open_session",
+          session: "s",
+          backend: { kind: "local", url: runtime.url },
+          agent: { id: "a" },
+          tools: [echo],
+        }),
+      ),
+    );
     const bad = frameBytes(Buffer.from("x"));
     host.sendRaw(Buffer.concat([bad, open]));
     await host.next({ type: "session_opened", session: "s" });
@@ -84,7 +112,11 @@ describe("frames the sidecar cannot use", () => {
     await host.open("s", runtime.url, [echo]);
     host.answerCalls(() => ({ type: "tool_result", content: [{ type: "video", url: "x" }] }));
     const end = await echoTurn(host, "t1");
-    expect(host.frames.find((frame) => frame.type === "error")).toMatchObject({ code: "invalid_frame", frame_type: "tool_result", session: "s" });
+    expect(host.frames.find((frame) => frame.type === "error")).toMatchObject({
+      code: "invalid_frame",
+      frame_type: "tool_result",
+      session: "s",
+    });
     expect(end).toMatchObject({ fault: "tool_error", text: expect.stringContaining("the host sent an invalid tool_result") });
   });
 });
@@ -92,28 +124,60 @@ describe("frames the sidecar cannot use", () => {
 describe("hello and open_session", () => {
   it("wants hello first, and a version it speaks", async () => {
     const { runtime, host } = await runtimeAndHost();
-    expect(await errorAfter(host, () => host.send({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" } }))).toMatchObject({
+    expect(
+      await errorAfter(host, () =>
+        host.send({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" } }),
+      ),
+    ).toMatchObject({
       code: "hello_required",
       session: "s",
     });
-    expect(await errorAfter(host, () => host.send({ type: "hello", versions: [2, 3] }))).toMatchObject({ code: "unsupported_version", message: expect.stringContaining("2, 3") });
+    expect(await errorAfter(host, () => host.send({ type: "hello", versions: [2, 3] }))).toMatchObject({
+      code: "unsupported_version",
+      message: expect.stringContaining("2, 3"),
+    });
     const welcome = await host.greet();
-    expect(welcome).toEqual({ type: "welcome", version: 1, sidecar: { name: "toolrelay-sidecar", version: expect.any(String) }, encoding: "json", max_frame_bytes: 16 * 1024 * 1024 });
+    expect(welcome).toEqual({
+      type: "welcome",
+      version: 1,
+      sidecar: { name: "toolrelay-sidecar", version: expect.any(String) },
+      encoding: "json",
+      max_frame_bytes: 16 * 1024 * 1024,
+    });
   });
 
   it("names why a session could not open", async () => {
     const { runtime, host } = await runtimeAndHost();
     await host.greet();
     const open = (session: string, extra: Record<string, unknown>) =>
-      errorAfter(host, () => host.send({ type: "open_session", session, backend: { kind: "local", url: runtime.url }, agent: { id: "a" }, ...extra }));
-    expect(await open("bad-name", { tools: [{ ...echo, name: "no spaces allowed" }] })).toMatchObject({ code: "invalid_tool_definition", session: "bad-name" });
-    expect(await open("bad-schema", { tools: [{ ...echo, input_schema: { type: "string" } }] })).toMatchObject({ code: "invalid_tool_definition" });
-    expect(await open("long-timeout", { tools: [{ ...echo, timeout_ms: 600_000 }] })).toMatchObject({ code: "invalid_tool_definition", message: expect.stringContaining("300") });
+      errorAfter(host, () =>
+        host.send({ type: "open_session", session, backend: { kind: "local", url: runtime.url }, agent: { id: "a" }, ...extra }),
+      );
+    expect(await open("bad-name", { tools: [{ ...echo, name: "no spaces allowed" }] })).toMatchObject({
+      code: "invalid_tool_definition",
+      session: "bad-name",
+    });
+    expect(await open("bad-schema", { tools: [{ ...echo, input_schema: { type: "string" } }] })).toMatchObject({
+      code: "invalid_tool_definition",
+    });
+    expect(await open("long-timeout", { tools: [{ ...echo, timeout_ms: 600_000 }] })).toMatchObject({
+      code: "invalid_tool_definition",
+      message: expect.stringContaining("300"),
+    });
     expect(await open("twice", { tools: [echo, echo] })).toMatchObject({ code: "duplicate_tool_name" });
-    expect(await open("big-input", { options: { max_input_bytes: 100_000_000 } })).toMatchObject({ code: "invalid_options", message: expect.stringContaining("max_input_bytes") });
-    expect(await open("refused", { backend: { kind: "local", url: "ws://127.0.0.1:1/ws" } })).toMatchObject({ code: "connect_failed", session: "refused" });
+    expect(await open("big-input", { options: { max_input_bytes: 100_000_000 } })).toMatchObject({
+      code: "invalid_options",
+      message: expect.stringContaining("max_input_bytes"),
+    });
+    expect(await open("refused", { backend: { kind: "local", url: "ws://127.0.0.1:1/ws" } })).toMatchObject({
+      code: "connect_failed",
+      session: "refused",
+    });
     // A cloud backend must be handed its key: the sidecar reads none from its environment.
-    expect(await open("cloud", { backend: { kind: "cloud", environment: { name: "x" } } })).toMatchObject({ code: "invalid_frame", message: expect.stringContaining("api_key") });
+    expect(await open("cloud", { backend: { kind: "cloud", environment: { name: "x" } } })).toMatchObject({
+      code: "invalid_frame",
+      message: expect.stringContaining("api_key"),
+    });
   });
 });
 
@@ -126,7 +190,9 @@ describe("MessagePack", () => {
     expect(await echoTurn(host, "t1")).toMatchObject({ fault: "ok", text: 'done: {"n":1}' });
     expect(host.problems).toEqual([]);
     // JSON is not MessagePack: a JSON body is a malformed frame here.
-    expect(await errorAfter(host, () => host.sendRaw(frameBytes(Buffer.from('{"type":"shutdown"}'))))).toMatchObject({ code: "malformed_frame" });
+    expect(await errorAfter(host, () => host.sendRaw(frameBytes(Buffer.from('{"type":"shutdown"}'))))).toMatchObject({
+      code: "malformed_frame",
+    });
   });
 });
 
@@ -152,7 +218,10 @@ describe("the host goes away", () => {
     await host.next({ type: "goodbye" });
     await expect.poll(() => host.ended).toBe(true);
     const closed = host.frames.filter((frame) => frame.type === "session_closed").map((frame) => [frame.session, frame.reason]);
-    expect(closed.sort()).toEqual([["a", "shutdown"], ["b", "shutdown"]]);
+    expect(closed.sort()).toEqual([
+      ["a", "shutdown"],
+      ["b", "shutdown"],
+    ]);
     expect(host.frames.at(-1)).toEqual({ type: "goodbye" });
   });
 });

@@ -25,7 +25,13 @@ const weather = {
 async function setUp(): Promise<{ runtime: ScriptedRuntime; host: FrameHost; sidecar: Sidecar; returns: ToolReturnRecord[] }> {
   const returns: ToolReturnRecord[] = [];
   let runtime: ScriptedRuntime | undefined;
-  runtime = await startScriptedRuntime({ script: directiveScript(() => runtime, (record) => returns.push(record)), heartbeatIntervalMs: 0 });
+  runtime = await startScriptedRuntime({
+    script: directiveScript(
+      () => runtime,
+      (record) => returns.push(record),
+    ),
+    heartbeatIntervalMs: 0,
+  });
   const { sidecar, host } = inProcessSidecar();
   cleanups.push(() => runtime!.close());
   cleanups.push(() => sidecar.stop());
@@ -48,9 +54,16 @@ describe("sidecar turns against the scripted runtime", () => {
     host.answerCalls((call) => {
       inputs.push(call.input);
       const input = call.input as Record<string, unknown>;
-      if (typeof input.city !== "string") return { type: "tool_result", content: [{ type: "text", text: "refused: city is missing" }], isError: true };
+      if (typeof input.city !== "string")
+        return { type: "tool_result", content: [{ type: "text", text: "refused: city is missing" }], isError: true };
       const extra = Object.keys(input).filter((key) => key !== "city");
-      return { type: "tool_result", content: [{ type: "text", text: `sunny in ${input.city}` }, { type: "text", text: `ignored: ${extra.join(",")}` }] };
+      return {
+        type: "tool_result",
+        content: [
+          { type: "text", text: `sunny in ${input.city}` },
+          { type: "text", text: `ignored: ${extra.join(",")}` },
+        ],
+      };
     });
     const end = await turn(host, "s1", "t1", 'CALL get_weather {"city":"Paris","units":"kelvin"}\nCALL get_weather {"town":"Oslo"}');
     expect(inputs).toEqual([{ city: "Paris", units: "kelvin" }, { town: "Oslo" }]);
@@ -62,7 +75,9 @@ describe("sidecar turns against the scripted runtime", () => {
       { call: expect.any(String), tool_call_id: expect.any(String), tool: "get_weather", outcome: "ok" },
       { call: expect.any(String), tool_call_id: expect.any(String), tool: "get_weather", outcome: "tool_error" },
     ]);
-    const events = host.frames.filter((frame) => frame.type === "turn_event" && frame.turn === "t1").map((frame) => (frame.event as { kind: string }).kind);
+    const events = host.frames
+      .filter((frame) => frame.type === "turn_event" && frame.turn === "t1")
+      .map((frame) => (frame.event as { kind: string }).kind);
     expect(events).toEqual(expect.arrayContaining(["tool_call", "tool_result", "assistant"]));
   });
 
@@ -73,7 +88,14 @@ describe("sidecar turns against the scripted runtime", () => {
     const end = await turn(host, "s1", "t1", 'SAY Looking.\nCALL get_weather {"city":"Paris"}');
     expect(end).toMatchObject({ fault: "ok", stop: "end_turn", message: null, text: "Looking.done: sunny" });
     const call = host.frames.find((frame) => frame.type === "tool_call")!;
-    expect(call).toMatchObject({ session: "s1", turn: "t1", tool: "get_weather", input: { city: "Paris" }, timeout_ms: 60_000, agent_id: expect.any(String) });
+    expect(call).toMatchObject({
+      session: "s1",
+      turn: "t1",
+      tool: "get_weather",
+      input: { city: "Paris" },
+      timeout_ms: 60_000,
+      agent_id: expect.any(String),
+    });
   });
 
   it("a tool_error reaches the model as a tool error and the turn ends tool_error", async () => {
@@ -90,7 +112,13 @@ describe("sidecar turns against the scripted runtime", () => {
     await host.open("s1", runtime.url, [{ ...weather, timeout_ms: 150 }]);
     const end = await turn(host, "s1", "t1", 'CALL get_weather {"city":"Paris"}');
     const call = host.frames.find((frame) => frame.type === "tool_call")!;
-    expect(host.frames).toContainEqual({ type: "cancel", session: "s1", call: call.call, reason: "timeout", message: expect.stringContaining("150 ms") });
+    expect(host.frames).toContainEqual({
+      type: "cancel",
+      session: "s1",
+      call: call.call,
+      reason: "timeout",
+      message: expect.stringContaining("150 ms"),
+    });
     expect(returns[0]!.toolReturn).toContain("timed out after 150 ms");
     expect(end).toMatchObject({ fault: "tool_timeout", tool_calls: [expect.objectContaining({ outcome: "timeout", call: call.call })] });
     // A late answer is ignored: no error frame, nothing sent to the runtime again.
@@ -165,7 +193,10 @@ describe("sidecar turns against the scripted runtime", () => {
     await host.open("a", runtime.url, [weather]);
     await host.open("b", runtime.url, [weather]);
     host.answerCalls((call) => ({ type: "tool_result", content: [{ type: "text", text: `from ${String(call.session)}` }] }));
-    const [endA, endB] = await Promise.all([turn(host, "a", "t", 'CALL get_weather {"city":"A"}'), turn(host, "b", "t", 'CALL get_weather {"city":"B"}')]);
+    const [endA, endB] = await Promise.all([
+      turn(host, "a", "t", 'CALL get_weather {"city":"A"}'),
+      turn(host, "b", "t", 'CALL get_weather {"city":"B"}'),
+    ]);
     expect(endA).toMatchObject({ fault: "ok", text: "done: from a" });
     expect(endB).toMatchObject({ fault: "ok", text: "done: from b" });
     // An answer for another session's call is refused and changes nothing.

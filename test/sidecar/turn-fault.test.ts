@@ -3,8 +3,17 @@ import { ToolrelayError } from "../../src/errors.js";
 import type { TurnResult } from "../../src/session/turn.js";
 import { TURN_FAULTS, turnFault, type TurnToolCall } from "../../src/sidecar/turn-fault.js";
 
-const result = (stopReason: string, error?: string): TurnResult => ({ stopReason, text: "", events: [], ...(error === undefined ? {} : { error }) });
-const finished = (stopReason: string, options: { aborted?: boolean; error?: string } = {}) => ({ kind: "finished" as const, result: result(stopReason, options.error), aborted: options.aborted ?? false });
+const result = (stopReason: string, error?: string): TurnResult => ({
+  stopReason,
+  text: "",
+  events: [],
+  ...(error === undefined ? {} : { error }),
+});
+const finished = (stopReason: string, options: { aborted?: boolean; error?: string } = {}) => ({
+  kind: "finished" as const,
+  result: result(stopReason, options.error),
+  aborted: options.aborted ?? false,
+});
 const failed = (error: unknown) => ({ kind: "failed" as const, error });
 const call = (outcome: TurnToolCall["outcome"]): TurnToolCall => ({ tool: "t", outcome });
 

@@ -90,7 +90,8 @@ export class FrameHost {
 
   /** The first frame from `from` (an index into `frames`) that matches; rejects after `timeoutMs`. */
   next(match: Partial<AnyFrame> | ((frame: AnyFrame) => boolean), options: { from?: number; timeoutMs?: number } = {}): Promise<AnyFrame> {
-    const test = typeof match === "function" ? match : (frame: AnyFrame) => Object.entries(match).every(([key, value]) => frame[key] === value);
+    const test =
+      typeof match === "function" ? match : (frame: AnyFrame) => Object.entries(match).every(([key, value]) => frame[key] === value);
     const from = options.from ?? 0;
     const timeoutMs = options.timeoutMs ?? 10_000;
     return new Promise((resolve, reject) => {
@@ -104,7 +105,11 @@ export class FrameHost {
       };
       const timer = setTimeout(() => {
         this.#waiters.delete(check as () => void);
-        reject(new Error(`frame host: no frame matching ${describe(match)} within ${timeoutMs} ms; got ${this.frames.map((frame) => frame.type).join(", ")}`));
+        reject(
+          new Error(
+            `frame host: no frame matching ${describe(match)} within ${timeoutMs} ms; got ${this.frames.map((frame) => frame.type).join(", ")}`,
+          ),
+        );
       }, timeoutMs);
       if (!check()) this.#waiters.add(check as () => void);
     });
@@ -120,8 +125,17 @@ export class FrameHost {
   /** Open a session on a local backend and wait for `session_opened` (or throw the error frame). */
   async open(session: string, url: string, tools: object[], extra: Record<string, unknown> = {}): Promise<AnyFrame> {
     const from = this.frames.length;
-    this.send({ type: "open_session", session, backend: { kind: "local", url }, agent: { create: { model: "scripted/test" } }, tools, ...extra });
-    const answer = await this.next((frame) => frame.session === session && (frame.type === "session_opened" || frame.type === "error"), { from });
+    this.send({
+      type: "open_session",
+      session,
+      backend: { kind: "local", url },
+      agent: { create: { model: "scripted/test" } },
+      tools,
+      ...extra,
+    });
+    const answer = await this.next((frame) => frame.session === session && (frame.type === "session_opened" || frame.type === "error"), {
+      from,
+    });
     if (answer.type === "error") throw new Error(`open_session failed: ${String(answer.code)}: ${String(answer.message)}`);
     return answer;
   }
