@@ -20,6 +20,7 @@ from toolrelay import (
     ToolResult,
     ToolTimeoutFault,
     TurnFault,
+    TurnInProgressFault,
     error_result,
     start_sidecar,
     text,
@@ -211,6 +212,17 @@ class ScriptedRuntimeTests(unittest.IsolatedAsyncioTestCase):
         result = await session.send("FAIL nope").end()
         self.assertEqual(result.fault, "runtime_error")
         self.assertTrue(issubclass(RuntimeErrorFault, TurnFault))
+
+    async def test_a_turn_id_still_running_is_refused_here_and_a_second_turn_ends_turn_in_progress(self) -> None:
+        session = await self.open()
+        running = session.send("HOLD", turn_id="first")
+        with self.assertRaises(ValueError):
+            session.send("SAY again", turn_id="first")
+        with self.assertRaises(TurnInProgressFault):
+            await session.send("SAY hi").result()
+        await running.cancel()
+        with self.assertRaises(CancelledFault):
+            await running
 
     async def test_two_sessions_in_one_sidecar(self) -> None:
         def named(label):

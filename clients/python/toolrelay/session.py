@@ -53,6 +53,8 @@ class Session:
         """Send a user message (a string, or text/image parts): a :class:`Turn`."""
         if self.closed:
             raise SidecarGone("session %s is closed" % self.id)
+        if turn_id is not None and turn_id in self._turns:
+            raise ValueError("turn %r of session %s has not ended yet: give each turn a new id" % (turn_id, self.id))
         turn = Turn(self, turn_id or "turn-%d" % next(_turn_numbers))
         self._turns[turn.id] = turn
         try:
