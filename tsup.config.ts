@@ -24,6 +24,8 @@ const entries = {
   "relay/index": "src/relay/index.ts",
   "relay/bin": "src/relay/bin.ts",
   "mcp/index": "src/mcp/index.ts",
+  "sidecar/index": "src/sidecar/index.ts",
+  "sidecar/bin": "src/sidecar/bin.ts",
 };
 
 export default defineConfig([

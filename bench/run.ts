@@ -8,7 +8,7 @@
  *   npm run bench -- --source           # the SDK from src/ through tsx (not the bundle)
  *   npm run bench -- --out perf.md
  *
- * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8).
+ * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -18,7 +18,7 @@ import { machineInfo, type MachineInfo } from "./harness/machine.js";
 import type { Log, SuiteResult } from "./harness/report-types.js";
 import { markdownReport, textTable } from "./harness/report.js";
 
-export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation"] as const;
+export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation", "sidecar"] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export interface BenchOptions {
@@ -149,6 +149,10 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
       const suite = await import("./suites/relay-flood.js");
       return suite.runRelayFlood(quick ? suite.quickRelayFloodConfig : suite.fullRelayFloodConfig, log);
     }
+    case "sidecar": {
+      const suite = await import("./suites/sidecar.js");
+      return suite.runSidecarBench(quick ? suite.quickSidecarConfig : suite.fullSidecarConfig, log);
+    }
   }
 }
 
@@ -164,7 +168,8 @@ function parseArguments(argv: readonly string[]): BenchOptions {
     else if (flag === "--out") options.out = resolve(value() ?? "");
     else if (flag === "--only") {
       const names = (value() ?? "").split(",").filter(Boolean);
-      for (const name of names) if (!(SUITE_NAMES as readonly string[]).includes(name)) throw new Error(`unknown suite ${name}; suites: ${SUITE_NAMES.join(", ")}`);
+      for (const name of names)
+        if (!(SUITE_NAMES as readonly string[]).includes(name)) throw new Error(`unknown suite ${name}; suites: ${SUITE_NAMES.join(", ")}`);
       options.only = names as SuiteName[];
     } else throw new Error(`unknown argument ${argument}; see bench/run.ts`);
   }

@@ -1,0 +1,192 @@
+/**
+ * Frames the host sends to the sidecar (stdin), one zod schema each — the only
+ * definition of their shape; their JSON Schemas (docs/sidecar.md, and
+ * `sidecarFrameSchemas` in the package) are generated from these. Every schema
+ * is strict: an unknown field is an `invalid_frame` error naming it, never
+ * ignored (a typo must not silently change what a session does).
+ */
+import { z } from "zod";
+import { annotationsSchema, contentBlockSchema, idSchema, jsonObject } from "./protocol-values.js";
+
+/** Opens the conversation: the protocol versions the host speaks. Must be the first frame. */
+export const helloFrameSchema = z
+  .strictObject({
+    type: z.literal("hello"),
+    versions: z
+      .array(z.number().int().min(1))
+      .min(1)
+      .meta({ description: "Protocol versions the host speaks; the sidecar picks the highest it shares." }),
+    client: z.strictObject({ name: z.string(), version: z.string().optional() }).optional(),
+  })
+  .meta({
+    title: "hello",
+    description:
+      "host → sidecar. First frame: the protocol versions the host speaks. Answered by `welcome` or an `unsupported_version` error.",
+  });
+
+const localBackendSchema = z.strictObject({
+  kind: z.literal("local"),
+  url: z.string().meta({ description: "The app-server's address, e.g. ws://127.0.0.1:4500/ws." }),
+  token: z.string().optional().meta({ description: "Sent as Authorization: Bearer. Default: none." }),
+});
+
+const cloudEnvironmentSchema = z.union([
+  z.strictObject({ connection_id: z.string() }),
+  z.strictObject({ name: z.string() }),
+  z.strictObject({ id: z.string() }),
+  z.strictObject({ device_id: z.string() }),
+]);
+
+const cloudBackendSchema = z.strictObject({
+  kind: z.literal("cloud"),
+  api_key: z.string().min(1).meta({ description: "The Letta API key. Required: the sidecar reads no credential from its environment." }),
+  environment: cloudEnvironmentSchema,
+  base_url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+/** Where the runtime is. */
+export const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema]);
+export type SidecarBackend = z.infer<typeof backendSchema>;
+
+/** One tool the host owns. Its schema is advertised to the model and never used to validate. */
+export const hostToolSchema = z.strictObject({
+  name: z.string().meta({ description: "1–64 characters of [a-zA-Z0-9_-], unique in the session." }),
+  description: z.string(),
+  input_schema: jsonObject(
+    "The tool's input as a JSON Schema object (type: object). Advertised only: every call reaches the host as the runtime sent it.",
+  ),
+  annotations: annotationsSchema.optional(),
+  timeout_ms: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: "Deadline of one call, 1–300000 ms. Default: the session's tool_timeout_ms (60000)." }),
+});
+export type HostTool = z.infer<typeof hostToolSchema>;
+
+const sessionOptionsSchema = z.strictObject({
+  mode: z.enum(["standard", "acceptEdits", "unrestricted", "strict"]).optional(),
+  tool_timeout_ms: z.number().int().optional(),
+  request_timeout_ms: z.number().int().optional(),
+  max_input_bytes: z.number().int().optional(),
+  reconnect_grace_ms: z.number().int().optional(),
+  turn_stall_probe_ms: z.number().int().optional(),
+  client_info: z.strictObject({ name: z.string(), title: z.string().optional(), version: z.string().optional() }).optional(),
+});
+export type SidecarSessionOptions = z.infer<typeof sessionOptionsSchema>;
+
+/** Starts a session: answered by `session_opened` or an `error` frame naming the session. */
+export const openSessionFrameSchema = z
+  .strictObject({
+    type: z.literal("open_session"),
+    session: idSchema.meta({ description: "The host's id for the session, unique in this sidecar." }),
+    backend: backendSchema,
+    agent: z.union([
+      z.strictObject({ id: z.string() }),
+      z.strictObject({ create: z.strictObject({ model: z.string(), name: z.string().optional() }) }),
+    ]),
+    conversation: z.string().optional().meta({ description: '"new" (default), "default", or a conversation id.' }),
+    tools: z.array(hostToolSchema).default([]),
+    options: sessionOptionsSchema.optional(),
+  })
+  .meta({
+    title: "open_session",
+    description:
+      "host → sidecar. Connect to a runtime and register the host's tools. Answered by `session_opened`, or an `error` frame with the session's id.",
+  });
+export type OpenSessionFrame = z.infer<typeof openSessionFrameSchema>;
+
+const messagePartSchema = z.union([
+  z.strictObject({ type: z.literal("text"), text: z.string() }),
+  z.strictObject({ type: z.literal("image"), source: jsonObject("The image source, as Letta messages take it.") }),
+]);
+
+/** Starts a turn: answered by `turn_event`s and exactly one `turn_end` with the same turn id. */
+export const sendFrameSchema = z
+  .strictObject({
+    type: z.literal("send"),
+    session: idSchema,
+    turn: idSchema.meta({ description: "The host's id for the turn, echoed on its events and its turn_end." }),
+    message: z.union([z.string(), z.array(messagePartSchema).min(1)]),
+  })
+  .meta({
+    title: "send",
+    description: "host → sidecar. Send a user message: a turn. Answered by `turn_event`s and exactly one `turn_end`.",
+  });
+export type SendFrame = z.infer<typeof sendFrameSchema>;
+
+/** Aborts the session's running turn (its turn_end says `cancelled`). */
+export const abortFrameSchema = z
+  .strictObject({
+    type: z.literal("abort"),
+    session: idSchema,
+    turn: idSchema.optional().meta({ description: "Only this turn; default: whichever runs." }),
+  })
+  .meta({
+    title: "abort",
+    description: "host → sidecar. Abort the running turn; its pending tool calls get `cancel`, its turn_end has fault `cancelled`.",
+  });
+
+/** The host's answer to a `tool_call`: the result the model reads. MCP's CallToolResult shape. */
+export const toolResultFrameSchema = z
+  .strictObject({
+    type: z.literal("tool_result"),
+    session: idSchema,
+    call: idSchema,
+    content: z.array(contentBlockSchema),
+    isError: z.boolean().optional().meta({ description: "true: a tool error the model reads as one. Default false." }),
+  })
+  .meta({ title: "tool_result", description: "host → sidecar. The answer to a `tool_call`: content blocks the model reads, as they are." });
+export type ToolResultFrame = z.infer<typeof toolResultFrameSchema>;
+
+/** The host could not run the tool: the model reads the message as a tool error. */
+export const toolErrorFrameSchema = z
+  .strictObject({ type: z.literal("tool_error"), session: idSchema, call: idSchema, message: z.string() })
+  .meta({
+    title: "tool_error",
+    description: "host → sidecar. The tool failed (the handler raised): the model reads `message` as a tool error.",
+  });
+export type ToolErrorFrame = z.infer<typeof toolErrorFrameSchema>;
+
+/** Closes one session: answered by `session_closed`. */
+export const closeSessionFrameSchema = z
+  .strictObject({ type: z.literal("close_session"), session: idSchema })
+  .meta({
+    title: "close_session",
+    description:
+      "host → sidecar. Close a session: its running turn ends `session_closed`, pending calls are cancelled. Answered by `session_closed`.",
+  });
+
+/** Closes every session and ends the sidecar: answered by `goodbye`, then exit 0. */
+export const shutdownFrameSchema = z
+  .strictObject({ type: z.literal("shutdown") })
+  .meta({ title: "shutdown", description: "host → sidecar. Close every session, answer `goodbye` and exit with code 0." });
+
+/** Every frame type the host sends. */
+export const HOST_FRAME_TYPES = [
+  "hello",
+  "open_session",
+  "send",
+  "abort",
+  "tool_result",
+  "tool_error",
+  "close_session",
+  "shutdown",
+] as const;
+/** The `type` of a frame the host sends. */
+export type HostFrameType = (typeof HOST_FRAME_TYPES)[number];
+
+/** Every host frame schema, by its `type`. */
+export const hostFrameSchemas = {
+  hello: helloFrameSchema,
+  open_session: openSessionFrameSchema,
+  send: sendFrameSchema,
+  abort: abortFrameSchema,
+  tool_result: toolResultFrameSchema,
+  tool_error: toolErrorFrameSchema,
+  close_session: closeSessionFrameSchema,
+  shutdown: shutdownFrameSchema,
+} as const satisfies Record<HostFrameType, z.ZodType>;
+
+export type HostFrame = { [K in HostFrameType]: z.infer<(typeof hostFrameSchemas)[K]> }[HostFrameType];
