@@ -1,7 +1,7 @@
 /**
  * One SDK-managed Letta Cloud sandbox, from create to close: create (or resume) it, set its TTL,
- * wait until its listener is online, refresh the TTL every `refreshIntervalMs` and before each
- * turn, and terminate it on close only when asked. A refresh answered 404 means the sandbox is
+ * wait until its listener is online (and set the TTL again), refresh it every `refreshIntervalMs`
+ * and before each turn, and terminate it on close only when asked. A refresh answered 404 means the sandbox is
  * gone: from then on every turn fails with SANDBOX_EXPIRED, naming the conversation to resume.
  * See docs/cloud.md "Managed sandboxes".
  */
@@ -84,6 +84,8 @@ export class ManagedSandbox {
     try {
       await refreshSandbox(client, created.sandboxId, options.ttlMinutes);
       const connectionId = await waitUntilOnline(context, created, createdAt);
+      // Coming online may take a good part of the TTL: it starts over now that the session uses it.
+      await refreshSandbox(client, created.sandboxId, options.ttlMinutes);
       const sandbox = new ManagedSandbox(context, created, timers.now(), createdAt);
       sandbox.#schedule();
       return { sandbox, connectionId };

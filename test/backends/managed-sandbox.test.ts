@@ -160,6 +160,8 @@ describe("create, TTL and wait until online", () => {
       "GET /v1/environments",
       "GET /v1/environments",
       "GET /v1/environments",
+      // Online: the TTL starts over.
+      "POST /v1/sandboxes/sb-1/refresh",
     ]);
     expect(seen[0]!.body).toEqual({ conversationId: "conv-1", githubRepositories: repositories, sandboxClass: "container" });
     expect(seen[1]!.body).toEqual({ ttlMinutes: 7 });
