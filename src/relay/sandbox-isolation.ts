@@ -35,14 +35,15 @@ export interface SandboxCommand {
 }
 
 /**
- * `$0` = label; then: root, workspace, the number of read-only paths and each, the number of
- * read-write paths and each, then the listener's command and arguments.
+ * `$0` = label; then: root, workspace, whether the sandbox's environment has a PATH (`set` /
+ * `unset`), the number of read-only paths and each, the number of read-write paths and each,
+ * then the listener's command and arguments. The shell's own variables never reach the listener:
+ * PATH is restored (or removed) and the `PWD` dash exports is dropped by the final `env`.
  */
 const ISOLATION_SCRIPT = String.raw`set -eu
-saved_path_set=${"$"}{PATH+set}
 saved_path=${"$"}{PATH-}
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
-root="$1"; workspace="$2"; shift 2
+root="$1"; workspace="$2"; path_state="$3"; shift 3
 mount -t tmpfs -o mode=0755 toolrelay-sandbox "$root"
 count="$1"; shift
 while [ "$count" -gt 0 ]; do
@@ -67,8 +68,9 @@ chmod 1777 "$root/tmp"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 chroot_binary=$(command -v chroot)
-if [ "$saved_path_set" = set ]; then PATH=$saved_path; export PATH; else unset PATH; fi
-exec "$chroot_binary" "$root" /bin/sh -c 'cd "$0" && exec "$@"' "$workspace" "$@"
+PATH=$saved_path
+if [ "$path_state" = set ]; then path_option=""; else path_option="PATH"; fi
+exec "$chroot_binary" "$root" /usr/bin/env -u PWD -u OLDPWD ${"$"}{path_option:+-u "$path_option"} -C "$workspace" "$@"
 `;
 
 /** The paths a read-only bind needs: each given path, and its real path when a symlink leads elsewhere. */
@@ -99,6 +101,7 @@ export function sandboxCommand(
   layout: SandboxLayout,
   readOnlyPaths: readonly string[],
   listener: readonly string[],
+  env: Readonly<Record<string, string>>,
   setprivAvailable = existsSync("/usr/bin/setpriv"),
 ): SandboxCommand {
   const guarded = (command: string[]): SandboxCommand => {
@@ -124,6 +127,7 @@ export function sandboxCommand(
     "toolrelay-sandbox",
     layout.root,
     layout.workspace,
+    env.PATH === undefined ? "unset" : "set",
     String(readOnly.length),
     ...readOnly,
     String(writable.length),

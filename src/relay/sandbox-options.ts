@@ -68,8 +68,13 @@ export interface ResolvedSandboxOptions {
   outputLines: number;
 }
 
-/** Variables the relay sets itself: configuring one is refused, so no sandbox is misled about who it is. */
+/**
+ * Variables the relay sets itself (or a shell would), so configuring one is refused: no sandbox
+ * is misled about who it is or where it runs.
+ */
 export const RELAY_SET_ENV = [
+  "PWD",
+  "OLDPWD",
   "HOME",
   "TMPDIR",
   "LETTA_BASE_URL",
@@ -97,7 +102,7 @@ export function resolveSandboxOptions(options: RelaySandboxOptions): ResolvedSan
   if (!args.every((arg) => typeof arg === "string")) throw invalid("args must be strings");
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (!ENV_NAME.test(name) || typeof value !== "string") throw invalid(`env ${JSON.stringify(name)} must be a variable name with a string value`);
+    if (!ENV_NAME.test(name) || typeof value !== "string" || value.includes("\0")) throw invalid(`env ${JSON.stringify(name)} must be a variable name with a string value`);
     if ((RELAY_SET_ENV as readonly string[]).includes(name) || name === options.sharedStateEnv) throw invalid(`env ${name} is set by the relay for each sandbox`);
     env[name] = value;
   }

@@ -65,10 +65,11 @@ export class SandboxProcess {
     };
     for (const path of [this.layout.root, this.layout.home, this.layout.workspace, this.layout.tmp]) mkdirSync(path, { recursive: true, mode: 0o700 });
     this.#maxLines = sandbox.outputLines;
-    const command = sandboxCommand(sandbox.isolation, this.layout, sandbox.readOnlyPaths, [sandbox.command, ...sandbox.args, "--env-name", options.connectionName]);
+    const env = { ...options.env, HOME: this.layout.home, TMPDIR: this.layout.tmp };
+    const command = sandboxCommand(sandbox.isolation, this.layout, sandbox.readOnlyPaths, [sandbox.command, ...sandbox.args, "--env-name", options.connectionName], env);
     const child = spawn(command.file, command.args, {
       cwd: this.layout.workspace,
-      env: { ...options.env, HOME: this.layout.home, TMPDIR: this.layout.tmp },
+      env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
