@@ -259,6 +259,9 @@ describe("two sandboxes × two conversations, concurrently", () => {
     );
     try {
       const [a1, a2, b1, b2] = sessions;
+      console.info(
+        `[sandbox] create → ready, 4 sessions at once: ${sessions.map((entry) => `${entry.sandbox!.readyAt - entry.sandbox!.createdAt} ms${entry.sandbox!.resumed ? " (resumed)" : ""}`).join(", ")}`,
+      );
       expect(a1!.sandbox!.sandboxId).toBe(a2!.sandbox!.sandboxId);
       expect(b1!.sandbox!.sandboxId).toBe(b2!.sandbox!.sandboxId);
       expect(a1!.sandbox!.sandboxId).not.toBe(b1!.sandbox!.sandboxId);
