@@ -18,6 +18,7 @@ export interface GithubRepository {
 /** Which route creates the sandbox. The public evidence is split; both are supported. */
 export type SandboxCreateRoute = "agent" | "sandboxes";
 
+/** `backend.sandbox`: an SDK-managed Letta Cloud sandbox; `{}` takes every default. */
 export interface CloudSandboxOptions {
   /**
    * `"agent"`: `POST /v1/agents/{agentId}/sandboxes` (the official agent SDK's route; needs
@@ -46,7 +47,7 @@ export interface CloudSandboxOptions {
   terminateOnClose?: boolean;
 }
 
-/** Every option with its default applied. */
+/** @internal Every option with its default applied. */
 export interface ResolvedSandboxOptions {
   createRoute: SandboxCreateRoute;
   sandboxClass: "linux-vm" | "container" | undefined;

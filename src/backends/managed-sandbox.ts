@@ -14,14 +14,17 @@ import { createSandbox, refreshSandbox, terminateSandbox, type SandboxCreateAnsw
 
 /** What the session knows about its sandbox (`session.sandbox`). */
 export interface ManagedSandboxInfo {
+  /** The sandbox's id (refresh and terminate name it). */
   sandboxId: string;
   /** The device its listener registered as (the environment's `deviceId`). */
   deviceId: string;
+  /** The environment's name (its listener's `--env-name`). */
   connectionName: string;
   /** An existing sandbox of the same agent / conversation was resumed. */
   resumed: boolean;
-  /** Epoch ms the sandbox was created or resumed, and when its listener was first seen online. */
+  /** Epoch ms the SDK asked for the sandbox. */
   createdAt: number;
+  /** Epoch ms its listener was first seen online (`readyAt - createdAt`: how long it took to start). */
   readyAt: number;
 }
 

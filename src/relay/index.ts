@@ -11,7 +11,7 @@ export { startRelay, type Relay, type DropSdkSocketsOptions, type RelayStats } f
 export { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions, type RelayLogger, type ListenerMode } from "./relay-options.js";
 export { resolveRelayOptions } from "./resolve-relay-options.js";
 export type { RelayEvents, RelayEnvironmentInfo, RelaySandboxInfo, SandboxReapReason, SdkSocketEvent } from "./relay-events.js";
-export type { RelaySandboxOptions, SandboxIsolation } from "./sandbox-options.js";
+export type { RelaySandboxOptions, ResolvedSandboxOptions, SandboxIsolation } from "./sandbox-options.js";
 export type { RelayRefusal, RefusalKind } from "./relay-refusal.js";
 export type { TenantUsage } from "./tenant.js";
 export type { ConnectionStats } from "./connection-guard.js";

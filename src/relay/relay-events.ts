@@ -40,15 +40,22 @@ export type SandboxReapReason = "expired" | "terminated" | "exited" | "shutdown"
 
 /** One sandbox as the relay sees it. */
 export interface RelaySandboxInfo {
+  /** `sandbox-<uuid>`. */
   sandboxId: string;
+  /** The tenant that created it (and alone may see, refresh and terminate it). */
   tenant: string;
   /** The device its listener registers as (`LETTA_LISTENER_DEVICE_ID`). */
   deviceId: string;
+  /** Its listener's `--env-name`. */
   connectionName: string;
+  /** The agent (and conversation) it was created for; `undefined` for an agent-less create. */
   agentId: string | undefined;
   conversationId: string | undefined;
+  /** As asked for (recorded; every sandbox here is a process). */
   sandboxClass: string | undefined;
+  /** As asked for (recorded, not cloned: the relay has no network beyond loopback). */
   githubRepositories: Array<{ owner: string; repo: string; commit: string }>;
+  /** The TTL of the last create or refresh, in TTL minutes (`sandbox.minuteMs` each). */
   ttlMinutes: number;
   /** ISO times. */
   createdAt: string;

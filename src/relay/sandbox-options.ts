@@ -12,6 +12,7 @@ import { ToolrelayError } from "../errors.js";
 /** `"namespace"`: own user, mount and PID namespaces; `"none"`: a plain child process. */
 export type SandboxIsolation = "namespace" | "none";
 
+/** How the relay starts sandboxes (`sandbox` option; `--sandbox-*` flags). */
 export interface RelaySandboxOptions {
   /**
    * The listener executable, an absolute path (e.g. Node, with `letta.js` as the first of `args`,
@@ -56,6 +57,7 @@ export interface RelaySandboxOptions {
   outputLines?: number;
 }
 
+/** {@link RelaySandboxOptions} checked, with every default applied. */
 export interface ResolvedSandboxOptions {
   command: string;
   args: readonly string[];
