@@ -24,7 +24,14 @@ const pids: Array<{ pid: number; toolCallId: string; conversationId: string }> =
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 const tools = [
@@ -174,7 +181,7 @@ describe("every failure of a callback settles and the turn ends within seconds",
     console.info(`[sandbox] outcome → time (send → turn end)\n| scenario | call outcome | stop reason | ms |\n| --- | --- | --- | --- |\n${lines.join("\n")}`);
   });
 
-  async function measure(scenario: string, message: string, onStart?: (turn: Turn) => Promise<unknown> | void): Promise<OutcomeRow> {
+  async function measure(scenario: string, message: string, onStart?: (turn: Turn) => Promise<unknown> | undefined): Promise<OutcomeRow> {
     const ends = collectEnds(session);
     let turn: Turn | undefined;
     const started = Date.now();
@@ -211,7 +218,10 @@ describe("every failure of a callback settles and the turn ends within seconds",
   }, 30_000);
 
   it("the turn is aborted mid-call → cancelled", async () => {
-    const row = await measure("cancellation (turn aborted mid-call)", call("long_wait", { ms: 20_000 }), (turn) => void turn.abort());
+    const row = await measure("cancellation (turn aborted mid-call)", call("long_wait", { ms: 20_000 }), (turn) => {
+      void turn.abort();
+      return undefined;
+    });
     expect(row).toMatchObject({ outcome: "cancelled", stopReason: "cancelled" });
   }, 30_000);
 
@@ -274,7 +284,9 @@ describe("two sandboxes × two conversations, concurrently", () => {
           return out;
         }),
       );
-      texts.forEach((out, index) => out.forEach((text, turn) => expect(text).toContain(`echo s${index}-t${turn}`)));
+      for (const [index, out] of texts.entries()) {
+        for (const [turn, text] of out.entries()) expect(text).toContain(`echo s${index}-t${turn}`);
+      }
       expect(calls).toHaveLength(12);
       for (const entry of calls) {
         expect(entry.row.startsWith(`s${entry.session}-`)).toBe(true);

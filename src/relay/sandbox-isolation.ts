@@ -40,7 +40,7 @@ export interface SandboxCommand {
  * then the listener's command and arguments. The shell's own variables never reach the listener:
  * PATH is restored (or removed) and the `PWD` dash exports is dropped by the final `env`.
  */
-const ISOLATION_SCRIPT = String.raw`set -eu
+const ISOLATION_SCRIPT = `set -eu
 saved_path=${"$"}{PATH-}
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 root="$1"; workspace="$2"; path_state="$3"; shift 3

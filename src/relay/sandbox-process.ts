@@ -41,7 +41,6 @@ export class SandboxProcess {
   readonly directory: string;
   readonly pid: number;
   readonly exited: Promise<SandboxExit>;
-  #child: ChildProcess;
   #output: string[] = [];
   #maxLines: number;
   #exit: SandboxExit | undefined;
@@ -73,7 +72,6 @@ export class SandboxProcess {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    this.#child = child;
     this.pid = child.pid ?? -1;
     this.exited = new Promise<SandboxExit>((resolve) => {
       const finish = (exit: SandboxExit) => {

@@ -42,9 +42,8 @@ async function sandboxOutput(relay: Relay, key: string, sandboxId: string): Prom
 }
 
 async function report(relay: Relay, key: string, sandboxId: string) {
-  let seen: ReturnType<typeof probeReport>;
-  await expect.poll(async () => (seen = probeReport(await sandboxOutput(relay, key, sandboxId))) !== undefined, { timeout: 10_000 }).toBe(true);
-  return seen!;
+  await expect.poll(async () => probeReport(await sandboxOutput(relay, key, sandboxId)) !== undefined, { timeout: 10_000 }).toBe(true);
+  return probeReport(await sandboxOutput(relay, key, sandboxId))!;
 }
 
 describe("sandbox routes", () => {
