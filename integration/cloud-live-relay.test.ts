@@ -140,6 +140,36 @@ describe.skipIf(!liveCloud)("live Letta Cloud (LETTA_API_KEY + TOOLRELAY_LIVE_EN
   }, 120_000);
 });
 
+const liveSandbox = process.env.LETTA_API_KEY && process.env.TOOLRELAY_LIVE_SANDBOX === "1";
+if (!liveSandbox) {
+  console.warn(
+    "[live cloud sandbox] SKIPPED: the live Letta Cloud sandbox case needs LETTA_API_KEY and TOOLRELAY_LIVE_SANDBOX=1 (it creates a real sandbox, terminated at the end); this run has " +
+      `${process.env.LETTA_API_KEY ? "LETTA_API_KEY" : "no LETTA_API_KEY"} and ${process.env.TOOLRELAY_LIVE_SANDBOX === "1" ? "TOOLRELAY_LIVE_SANDBOX=1" : "no TOOLRELAY_LIVE_SANDBOX=1"}.`,
+  );
+}
+
+describe.skipIf(!liveSandbox)("live Letta Cloud managed sandbox (LETTA_API_KEY + TOOLRELAY_LIVE_SANDBOX=1)", () => {
+  it("creates a sandbox, runs a client tool in this process through it, and terminates it", async () => {
+    const book = ledger("live-sandbox");
+    const agentId = process.env.TOOLRELAY_LIVE_AGENT_ID;
+    // TOOLRELAY_LIVE_SANDBOX_ROUTE picks the create route (the public evidence is split; docs/cloud.md).
+    const createRoute = (process.env.TOOLRELAY_LIVE_SANDBOX_ROUTE as "agent" | "sandboxes" | undefined) ?? (agentId ? "agent" : "sandboxes");
+    const session = await createSession({
+      backend: { kind: "cloud", sandbox: { createRoute, terminateOnClose: true }, baseUrl: process.env.LETTA_BASE_URL },
+      agent: agentId ? { id: agentId } : { create: { model: process.env.TOOLRELAY_LIVE_MODEL ?? "openai/gpt-4.1-mini" } },
+      tools: [ledgerTool(book.path)],
+    });
+    try {
+      console.info(`[live cloud sandbox] ${session.sandbox?.sandboxId}: create → online ${session.sandbox!.readyAt - session.sandbox!.createdAt} ms`);
+      const result = await session.send('Call the ledger_append tool once with row "live-sandbox-1", then say done.').result;
+      expect(result.stopReason).toBe("end_turn");
+      expect(book.rows()).toEqual(["live-sandbox-1"]);
+    } finally {
+      await session.close();
+    }
+  }, 300_000);
+});
+
 function countBy(values: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const value of values) counts[value] = (counts[value] ?? 0) + 1;

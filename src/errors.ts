@@ -52,7 +52,18 @@ export type ToolrelayErrorCode =
   /** A bug in toolrelay (an error it did not expect). The `cause` has the original; please report it. */
   | "INTERNAL"
   /** A tool source (an MCP server) failed to start or list its tools, or stopped; its tools answer an error. */
-  | "TOOL_SOURCE_FAILED";
+  | "TOOL_SOURCE_FAILED"
+  /**
+   * The session's SDK-managed cloud sandbox is gone (its TTL ran out, or it was terminated): the
+   * turn fails before its message is written. `details.conversationId` is the conversation to
+   * resume in a new session.
+   */
+  | "SANDBOX_EXPIRED"
+  /**
+   * The SDK-managed cloud sandbox did not come online (its listener connected) within
+   * `readyTimeoutMs`; `details.waitedMs` says how long the SDK waited.
+   */
+  | "SANDBOX_NOT_READY";
 
 
 export interface ToolrelayErrorOptions {

@@ -25,6 +25,8 @@ export type {
 export type { ApprovalRequest, ApprovalDecision } from "./session/approval-responder.js";
 export type { LocalBackendOptions } from "./backends/local-backend.js";
 export type { CloudBackendOptions } from "./backends/cloud-backend.js";
+export type { CloudSandboxOptions, GithubRepository, SandboxCreateRoute } from "./backends/cloud-sandbox-options.js";
+export type { ManagedSandboxInfo } from "./backends/managed-sandbox.js";
 export type { SpawnLettaServerOptions } from "./backends/spawn-letta-server.js";
 export { defineTool, fromAiSdkTools, textResult, errorResult } from "./tools/index.js";
 export type {

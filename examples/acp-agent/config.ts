@@ -8,6 +8,8 @@
  * | `TOOLRELAY_BACKEND_TOKEN`       | its capability token, if it requires one (sent as a Bearer header)      |
  * | `TOOLRELAY_SPAWN=1`             | start `letta server --listen` instead (needs `letta` on PATH)           |
  * | `TOOLRELAY_CLOUD_ENVIRONMENT`   | a Letta Cloud environment connection id: use the cloud backend          |
+ * | `TOOLRELAY_CLOUD_SANDBOX=1`     | use the cloud backend on an SDK-managed sandbox (one per agent, or per session when the agent is created) |
+ * | `TOOLRELAY_SANDBOX_TERMINATE_ON_CLOSE=1` | terminate the sandbox when the ACP session closes (default: its TTL ends it) |
  * | `TOOLRELAY_CLOUD_BASE_URL`      | cloud API base URL (default `https://api.letta.com`)                    |
  * | `LETTA_API_KEY`                 | cloud API key                                                           |
  * | `TOOLRELAY_AGENT_ID`            | drive this existing agent ...                                           |
@@ -36,7 +38,14 @@ const MODES: readonly PermissionMode[] = ["standard", "acceptEdits", "unrestrict
 /** Reads the environment; throws an Error that says what to set. */
 export function configFromEnv(env: NodeJS.ProcessEnv): ExampleConfig {
   let backend: BackendOptions;
-  if (env.TOOLRELAY_CLOUD_ENVIRONMENT) {
+  if (env.TOOLRELAY_CLOUD_SANDBOX === "1") {
+    backend = {
+      kind: "cloud",
+      // An existing agent gets its agent's sandbox; an agent created per session is created in a sandbox of its own.
+      sandbox: { createRoute: env.TOOLRELAY_AGENT_ID ? "agent" : "sandboxes", terminateOnClose: env.TOOLRELAY_SANDBOX_TERMINATE_ON_CLOSE === "1" },
+      ...(env.TOOLRELAY_CLOUD_BASE_URL ? { baseUrl: env.TOOLRELAY_CLOUD_BASE_URL } : {}),
+    };
+  } else if (env.TOOLRELAY_CLOUD_ENVIRONMENT) {
     backend = {
       kind: "cloud",
       environment: { connectionId: env.TOOLRELAY_CLOUD_ENVIRONMENT },
@@ -47,7 +56,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ExampleConfig {
   } else if (env.TOOLRELAY_BACKEND_URL) {
     backend = { kind: "local", url: env.TOOLRELAY_BACKEND_URL, ...(env.TOOLRELAY_BACKEND_TOKEN ? { token: env.TOOLRELAY_BACKEND_TOKEN } : {}) };
   } else {
-    throw new Error("set TOOLRELAY_BACKEND_URL (a local `letta server --listen`), TOOLRELAY_SPAWN=1, or TOOLRELAY_CLOUD_ENVIRONMENT");
+    throw new Error("set TOOLRELAY_BACKEND_URL (a local `letta server --listen`), TOOLRELAY_SPAWN=1, TOOLRELAY_CLOUD_ENVIRONMENT or TOOLRELAY_CLOUD_SANDBOX=1");
   }
   const mode = (env.TOOLRELAY_MODE ?? "standard") as PermissionMode;
   if (!MODES.includes(mode)) throw new Error(`TOOLRELAY_MODE must be one of ${MODES.join(", ")}`);

@@ -8,8 +8,12 @@
  *
  * After the last directive's result it answers `done: <every tool result, joined by " | ">`.
  * A message without directives is answered `pong`. Prints `Model listening on <url>`.
+ *
+ * With `DIRECTIVE_MODEL_LOG_REQUESTS=1` it also prints one `MODEL-REQUEST <json>` line per chat
+ * request: the tool calls of the last assistant message and the tool results after it (each by
+ * `tool_call_id`), so a test in another process can see what the model was sent.
  */
-import { startScriptedModelServer, type ModelRequest } from "../../test/support/scripted-model-server.js";
+import { messageText, startScriptedModelServer, type ModelRequest } from "../../test/support/scripted-model-server.js";
 
 function directives(text: string): Array<{ name: string; arguments: Record<string, unknown> }> {
   const calls: Array<{ name: string; arguments: Record<string, unknown> }> = [];
@@ -29,8 +33,32 @@ function resultsSinceUser(request: ModelRequest): string[] {
     .map((message) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)));
 }
 
+const logRequests = process.env.DIRECTIVE_MODEL_LOG_REQUESTS === "1";
+
+/** A user message's own text: its parts without the runtime's `<system-reminder>` ones. */
+function ownText(content: unknown): string {
+  if (!Array.isArray(content)) return messageText(content);
+  return content
+    .map((part) => messageText([part]))
+    .filter((text) => !text.trimStart().startsWith("<system-reminder>"))
+    .join("\n");
+}
+
+function logRequest(request: ModelRequest): void {
+  const lastAssistant = [...request.messages].reverse().find((message) => message.role === "assistant");
+  const line = {
+    index: request.index,
+    lastUserText: request.lastUserText.slice(0, 500),
+    userTexts: request.messages.filter((message) => message.role === "user").map((message) => ownText(message.content).slice(0, 500)),
+    assistantToolCalls: (lastAssistant?.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name })),
+    toolResults: request.toolResults.map((result) => ({ toolCallId: result.toolCallId, text: result.text.slice(0, 4_000) })),
+  };
+  process.stdout.write(`MODEL-REQUEST ${JSON.stringify(line)}\n`);
+}
+
 const server = await startScriptedModelServer({
   script: (request) => {
+    if (logRequests) logRequest(request);
     const wanted = directives(request.lastUserText);
     if (wanted.length === 0 && !/^\s*DESCRIBE\s/m.test(request.lastUserText)) return { text: "pong" };
     const results = resultsSinceUser(request);

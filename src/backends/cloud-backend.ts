@@ -2,14 +2,18 @@ import { DEFAULT_CLOUD_BASE_URL, normaliseCloudBaseUrl, type CloudAuthMode } fro
 import { CloudLink, type CloudRuntimeAddress } from "../transport/cloud-link.js";
 import type { BackoffOptions } from "../transport/backoff.js";
 import type { WebSocketConstructor } from "../transport/open-web-socket.js";
-import type { Timers } from "../internal/timers.js";
+import { systemTimers, type Timers } from "../internal/timers.js";
 import { resolveCloudEnvironment, type CloudEnvironmentSelector } from "./cloud-environment.js";
+import { resolveSandboxOptions, type CloudSandboxOptions } from "./cloud-sandbox-options.js";
 import { createLettaRestClient, resolveCloudApiKey } from "./letta-rest-client.js";
+import { ManagedSandbox } from "./managed-sandbox.js";
+import { ToolrelayError } from "../errors.js";
 
 /**
- * A Letta Cloud environment, reached through the cloud status relay. The
- * runtime (its `cwd`, its built-in tools) runs on the environment's machine;
- * client tools run in this process. See docs/cloud.md.
+ * A Letta Cloud environment, reached through the cloud status relay: one a listener registered
+ * (`environment`), or a sandbox the SDK creates and manages (`sandbox`) — exactly one of the two.
+ * The runtime (its `cwd`, its built-in tools) runs on the environment's machine; client tools
+ * run in this process. See docs/cloud.md.
  */
 export interface CloudBackendOptions {
   kind: "cloud";
@@ -20,8 +24,16 @@ export interface CloudBackendOptions {
   /**
    * The environment to attach to: `{ connectionId }` is used as is; `{ name }`,
    * `{ id }` and `{ deviceId }` are looked up with `GET /v1/environments`.
+   * Exactly one of `environment` and `sandbox`.
    */
-  environment: CloudEnvironmentSelector;
+  environment?: CloudEnvironmentSelector;
+  /**
+   * Create (or resume) an SDK-managed Cloud sandbox for the agent and conversation, wait until it
+   * is online, keep its TTL refreshed while the session lives (every 0.8 × TTL and before each
+   * turn) and terminate it on close only with `terminateOnClose`. `{}` takes every default.
+   * Exactly one of `environment` and `sandbox`. See docs/cloud.md "Managed sandboxes".
+   */
+  sandbox?: CloudSandboxOptions;
   /** Extra headers for REST calls and both status sockets (e.g. `x-project-id`). An `authorization` header is replaced by the key. */
   headers?: Record<string, string>;
   /**
@@ -54,6 +66,42 @@ export interface CloudBackendOptions {
   timers?: Timers;
 }
 
+/** What a cloud backend set up: its link and, for `sandbox`, the managed sandbox. */
+export interface CloudBackend {
+  link: CloudLink;
+  sandbox: ManagedSandbox | undefined;
+}
+
+/** Where the cloud backend runs things, besides its options. */
+export interface CloudBackendContext {
+  /** Aborting it stops the wait for a sandbox. */
+  signal?: AbortSignal;
+  /** Errors of the sandbox's background work (a failed refresh or terminate). */
+  onError?(error: ToolrelayError): void;
+}
+
+/**
+ * The cloud backend's environment (attached to, or created as a managed sandbox) and its (not yet
+ * connected) {@link CloudLink}. Rejects as {@link createCloudLink}, and for a sandbox also with
+ * SANDBOX_NOT_READY (never came online) or SANDBOX_EXPIRED (gone at once).
+ */
+export async function createCloudBackend(options: CloudBackendOptions, runtime: CloudRuntimeAddress = {}, context: CloudBackendContext = {}): Promise<CloudBackend> {
+  if (options.sandbox === undefined) return { link: await createCloudLink(options, runtime), sandbox: undefined };
+  const apiKey = resolveCloudApiKey(options.apiKey);
+  const baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
+  const client = await createLettaRestClient({ apiKey, baseUrl, headers: options.headers, maxRetries: options.restMaxRetries, timeoutMs: options.restTimeoutMs });
+  const { sandbox, connectionId } = await ManagedSandbox.provision({
+    client,
+    options: resolveSandboxOptions(options.sandbox),
+    agentId: runtime.agentId,
+    conversationId: runtime.conversationId,
+    timers: options.timers ?? systemTimers,
+    signal: context.signal,
+    onError: (error) => context.onError?.(error),
+  });
+  return { link: linkFor(options, apiKey, baseUrl, connectionId, runtime), sandbox };
+}
+
 /**
  * Resolve the environment of a cloud backend and build its (not yet
  * connected) {@link CloudLink}. REST errors reject with UNAUTHORIZED,
@@ -62,9 +110,11 @@ export interface CloudBackendOptions {
 export async function createCloudLink(options: CloudBackendOptions, runtime: CloudRuntimeAddress = {}): Promise<CloudLink> {
   const apiKey = resolveCloudApiKey(options.apiKey);
   const baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
+  const environment = options.environment;
+  if (environment === undefined) throw new ToolrelayError("INVALID_OPTIONS", "backend.environment is required for createCloudLink (a sandbox needs createCloudBackend)");
   let connectionId: string;
-  if ("connectionId" in options.environment && typeof options.environment.connectionId === "string") {
-    connectionId = options.environment.connectionId;
+  if ("connectionId" in environment && typeof environment.connectionId === "string") {
+    connectionId = environment.connectionId;
   } else {
     const client = await createLettaRestClient({
       apiKey,
@@ -73,8 +123,12 @@ export async function createCloudLink(options: CloudBackendOptions, runtime: Clo
       maxRetries: options.restMaxRetries,
       timeoutMs: options.restTimeoutMs,
     });
-    connectionId = (await resolveCloudEnvironment(client, options.environment)).connectionId;
+    connectionId = (await resolveCloudEnvironment(client, environment)).connectionId;
   }
+  return linkFor(options, apiKey, baseUrl, connectionId, runtime);
+}
+
+function linkFor(options: CloudBackendOptions, apiKey: string, baseUrl: string, connectionId: string, runtime: CloudRuntimeAddress): CloudLink {
   return new CloudLink({
     connectionId,
     apiKey,

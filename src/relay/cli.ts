@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { isToolrelayError } from "../errors.js";
 import { startRelay, type Relay } from "./relay-server.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";
+import type { RelaySandboxOptions } from "./sandbox-options.js";
 
 /** Numeric bounds settable on the command line: flag → option (docs/relay.md "Bounds"). */
 const BOUND_FLAGS = {
@@ -26,6 +27,7 @@ const BOUND_FLAGS = {
   "max-connections": "maxConnections",
   "max-connections-per-address": "maxConnectionsPerAddress",
   "heartbeat-interval-ms": "heartbeatIntervalMs",
+  "max-sandboxes-per-tenant": "maxSandboxesPerTenant",
 } as const satisfies Record<string, keyof RelayOptions>;
 
 export const RELAY_CLI_USAGE = `Usage: toolrelay-relay [options]
@@ -44,6 +46,19 @@ export const RELAY_CLI_USAGE = `Usage: toolrelay-relay [options]
   --verbose               log connections and registrations to stderr
   --debug                 also log every routing decision (never frame contents or keys)
   --help                  print this text
+
+Sandboxes (off unless --sandbox-command is given; docs/relay.md "Sandboxes"):
+  --sandbox-command <path>      the listener executable (absolute path; no default)
+  --sandbox-arg <arg>           one argument before --env-name <name> (repeatable;
+                                --sandbox-arg=--debug for one that starts with -)
+  --sandbox-env <NAME=VALUE>    one variable of the sandbox's environment (repeatable;
+                                nothing else of this process's environment is passed on)
+  --sandbox-read-only <path>    a path the listener needs, visible read-only (repeatable)
+  --sandbox-isolation <mode>    namespace (default: own user/mount/PID namespaces) | none
+  --sandbox-dir <path>          where sandbox directories are made (default: a temp dir)
+  --sandbox-shared-state-env <NAME>  variable naming the tenant's shared state directory
+                                (LETTA_LOCAL_BACKEND_DIR for Letta Code's local backend)
+  --sandbox-minute-ms <n>       length of one TTL minute in ms (default 60000)
 
 Bounds (defaults in docs/relay.md):
 ${Object.keys(BOUND_FLAGS).map((flag) => `  --${flag} <n>`).join("\n")}
@@ -113,6 +128,14 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
         "allowed-host": { type: "string", multiple: true },
         "enable-test-hooks": { type: "boolean" },
         "no-json-pongs": { type: "boolean" },
+        "sandbox-command": { type: "string" },
+        "sandbox-arg": { type: "string", multiple: true },
+        "sandbox-env": { type: "string", multiple: true },
+        "sandbox-read-only": { type: "string", multiple: true },
+        "sandbox-isolation": { type: "string" },
+        "sandbox-dir": { type: "string" },
+        "sandbox-shared-state-env": { type: "string" },
+        "sandbox-minute-ms": { type: "string" },
         ...Object.fromEntries(Object.keys(BOUND_FLAGS).map((flag) => [flag, { type: "string" as const }])),
         verbose: { type: "boolean" },
         debug: { type: "boolean" },
@@ -151,6 +174,7 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
     bounds[option] = value;
   }
   const level = values.debug ? "debug" : values.verbose ? "info" : undefined;
+  const sandbox = sandboxFromFlags(values as Record<string, unknown>);
   return {
     port,
     host: (values.host as string | undefined) ?? "127.0.0.1",
@@ -162,7 +186,40 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
     enableTestHooks: (values["enable-test-hooks"] as boolean | undefined) ?? false,
     ...(values["no-json-pongs"] ? { respondToJsonPings: false } : {}),
     ...bounds,
+    ...(sandbox ? { sandbox } : {}),
     ...(level ? { logger: stderrLogger(io, level) } : {}),
+  };
+}
+
+/** The `--sandbox-*` flags as sandbox options (`undefined` without `--sandbox-command`). */
+function sandboxFromFlags(values: Record<string, unknown>): RelaySandboxOptions | undefined {
+  const command = values["sandbox-command"] as string | undefined;
+  const list = (name: string) => (values[name] as string[] | undefined) ?? [];
+  const others = ["sandbox-arg", "sandbox-env", "sandbox-read-only", "sandbox-isolation", "sandbox-dir", "sandbox-shared-state-env", "sandbox-minute-ms"];
+  if (command === undefined) {
+    const stray = others.find((name) => values[name] !== undefined);
+    if (stray) throw new RelayCliUsageError(`--${stray} needs --sandbox-command`);
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const entry of list("sandbox-env")) {
+    const at = entry.indexOf("=");
+    if (at <= 0) throw new RelayCliUsageError(`--sandbox-env must be NAME=VALUE (got ${JSON.stringify(entry.slice(0, 40))})`);
+    env[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  const isolation = values["sandbox-isolation"] as string | undefined;
+  if (isolation !== undefined && isolation !== "namespace" && isolation !== "none") throw new RelayCliUsageError("--sandbox-isolation must be namespace or none");
+  const minute = values["sandbox-minute-ms"] as string | undefined;
+  if (minute !== undefined && !/^\d+$/.test(minute)) throw new RelayCliUsageError("--sandbox-minute-ms must be a positive integer");
+  return {
+    command,
+    args: list("sandbox-arg"),
+    env,
+    readOnlyPaths: list("sandbox-read-only"),
+    ...(isolation ? { isolation: isolation as "namespace" | "none" } : {}),
+    ...(values["sandbox-dir"] ? { directory: values["sandbox-dir"] as string } : {}),
+    ...(values["sandbox-shared-state-env"] ? { sharedStateEnv: values["sandbox-shared-state-env"] as string } : {}),
+    ...(minute ? { minuteMs: Number(minute) } : {}),
   };
 }
 
@@ -191,6 +248,7 @@ export async function runRelayCli(argv: readonly string[], io: RelayCliIo = proc
     io.stderr(
       `[relay] listener mode ${options.listenerMode}; ${keys === 0 ? "no API keys (loopback only, one tenant)" : `${keys} API key(s), ${tenants} tenant(s)`}`,
     );
+    if (options.sandbox) io.stderr(`[relay] sandboxes: ${options.sandbox.command} (isolation ${options.sandbox.isolation ?? "namespace"})`);
     return relay;
   } catch (error) {
     const message = isToolrelayError(error) ? error.message : `relay failed to start: ${(error as Error).message}`;

@@ -29,6 +29,8 @@ export interface EnvironmentIdentity {
   deviceId: string;
   listenerInstanceId: string | undefined;
   connectionName: string;
+  /** Set when a sandbox's listener registered the environment. */
+  sandboxId: string | undefined;
 }
 
 export interface EnvironmentContext {

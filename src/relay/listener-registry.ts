@@ -60,12 +60,15 @@ function environmentKey(deviceId: string, listenerInstanceId: string | undefined
   return JSON.stringify([deviceId, listenerInstanceId ?? null]);
 }
 
-/** A refused registration: the HTTP status (409 or 429; the listener retries only 429) and the reason. */
+/** A refused registration: the HTTP status (403, 409 or 429; the listener retries only 429) and the reason. */
 export interface RegistrationRefusal {
-  status: 409 | 429;
+  status: 403 | 409 | 429;
   message: string;
-  kind: "device-of-another-tenant" | "tenant-limit";
+  kind: "device-of-another-tenant" | "tenant-limit" | "sandbox-device";
 }
+
+/** Says whether `principal` may register `deviceId` (sandbox devices belong to their sandbox's key alone). */
+export type DeviceGuard = (principal: Principal, deviceId: string) => RegistrationRefusal | undefined;
 
 export class ListenerRegistry {
   #byKey = new Map<string, Environment>();
@@ -73,9 +76,15 @@ export class ListenerRegistry {
   /** Which tenant owns each device, and in how many environments. */
   #devices = new Map<string, { tenant: Tenant; environments: number }>();
   #context: Omit<EnvironmentContext, "onExpired">;
+  #guard: DeviceGuard | undefined;
 
   constructor(context: Omit<EnvironmentContext, "onExpired">) {
     this.#context = context;
+  }
+
+  /** Checks every registration against `guard` first (the sandbox registry's). */
+  guardDevices(guard: DeviceGuard): void {
+    this.#guard = guard;
   }
 
   /** Registers (or re-registers) a listener; `wsBase` is `ws://host:port` as the listener reached us. */
@@ -83,6 +92,11 @@ export class ListenerRegistry {
     const { tenant } = principal;
     const { logger } = this.#context.options;
     const key = environmentKey(request.deviceId, request.listenerInstanceId);
+    const guarded = this.#guard?.(principal, request.deviceId);
+    if (guarded) {
+      logger.warn("relay: registration refused by the sandbox guard", { tenant: tenant.name, kind: guarded.kind });
+      return { refusal: guarded };
+    }
     const device = this.#devices.get(request.deviceId);
     if (device && device.tenant !== tenant) {
       logger.warn("relay: registration of another tenant's device refused", { tenant: tenant.name });
@@ -107,6 +121,7 @@ export class ListenerRegistry {
           deviceId: request.deviceId,
           listenerInstanceId: request.listenerInstanceId,
           connectionName: request.connectionName,
+          sandboxId: principal.sandbox?.sandboxId,
         },
         tenant,
         { ...this.#context, onExpired: (expired) => this.remove(expired, RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.code, "Environment gone: listener did not reconnect") },
@@ -153,6 +168,13 @@ export class ListenerRegistry {
     environment.remove(listenerCode, sdkCode, reason);
     this.#context.options.logger.info("relay: environment removed", { connectionId, reason });
     this.#context.emit("environment-removed", connectionId, reason);
+  }
+
+  /** Removes every environment of `deviceId` (a reaped sandbox's): listener and SDK sockets closed with 1008. */
+  removeDevice(deviceId: string, reason: string): number {
+    const gone = this.list().filter((environment) => environment.identity.deviceId === deviceId);
+    for (const environment of gone) this.remove(environment, RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.code, reason);
+    return gone.length;
   }
 
   /** Shutdown: every environment removed, sockets closed as "going away". */

@@ -40,8 +40,13 @@ export function authenticate(
     return { refusal: { status: 401, message: "more than one Authorization header" } };
   }
   const anonymous = directory.anonymous;
-  if (anonymous) return { principal: anonymous };
   const header = request.headers.authorization;
+  if (anonymous) {
+    // Without keys every request is the default tenant's; a sandbox's listener is still told apart by its own key.
+    const bearer = typeof header === "string" ? /^Bearer ([^\s]+)$/i.exec(header)?.[1] : undefined;
+    const sandbox = bearer === undefined ? undefined : directory.match(bearer);
+    return { principal: sandbox ?? anonymous };
+  }
   let presented: string | undefined;
   if (typeof header === "string") {
     const match = /^Bearer ([^\s]+)$/i.exec(header);

@@ -31,6 +31,44 @@ export interface RelayEnvironmentInfo {
   queuedCommands: number;
   /** The listener is slow to read: the relay stopped reading the environment's SDK sockets until it catches up. */
   listenerCongested: boolean;
+  /** The sandbox whose listener registered this environment (`undefined` for any other listener). */
+  sandboxId: string | undefined;
+}
+
+/** Why a sandbox was reaped (its process stopped and its directory removed). */
+export type SandboxReapReason = "expired" | "terminated" | "exited" | "shutdown";
+
+/** One sandbox as the relay sees it. */
+export interface RelaySandboxInfo {
+  /** `sandbox-<uuid>`. */
+  sandboxId: string;
+  /** The tenant that created it (and alone may see, refresh and terminate it). */
+  tenant: string;
+  /** The device its listener registers as (`LETTA_LISTENER_DEVICE_ID`). */
+  deviceId: string;
+  /** Its listener's `--env-name`. */
+  connectionName: string;
+  /** The agent (and conversation) it was created for; `undefined` for an agent-less create. */
+  agentId: string | undefined;
+  conversationId: string | undefined;
+  /** As asked for (recorded; every sandbox here is a process). */
+  sandboxClass: string | undefined;
+  /** As asked for (recorded, not cloned: the relay has no network beyond loopback). */
+  githubRepositories: Array<{ owner: string; repo: string; commit: string }>;
+  /** The TTL of the last create or refresh, in TTL minutes (`sandbox.minuteMs` each). */
+  ttlMinutes: number;
+  /** ISO times. */
+  createdAt: string;
+  expiresAt: string;
+  /** The environment its listener registered, once it did; `undefined` before. */
+  connectionId: string | undefined;
+  /** Its listener's socket (pair) is ready. */
+  online: boolean;
+  /** The listener process (the isolation wrapper's, with `"namespace"`). */
+  pid: number;
+  /** Its directory, and the workspace inside it (the listener's cwd). */
+  directory: string;
+  workspace: string;
 }
 
 export interface SdkSocketEvent {
@@ -56,6 +94,10 @@ export interface RelayEvents {
   "tool-call-failed": [event: { connectionId: string; requestId: string; reason: string }];
   /** The relay refused an attempt (see `RefusalKind`); the reason is the text the client got. */
   refused: [refusal: RelayRefusal];
+  /** A sandbox was created (its listener is starting). */
+  "sandbox-created": [info: RelaySandboxInfo];
+  /** A sandbox's process was stopped and its directory removed; `exit` is how the process ended. */
+  "sandbox-reaped": [event: { sandboxId: string; tenant: string; reason: SandboxReapReason; exit: { code: number | null; signal: string | null } }];
 }
 
 /** How the environment reports events (the relay's emitter, narrowed). */

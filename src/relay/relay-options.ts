@@ -4,6 +4,7 @@
  * See docs/relay.md "Bounds".
  */
 import type { Timers } from "../internal/timers.js";
+import type { RelaySandboxOptions, ResolvedSandboxOptions } from "./sandbox-options.js";
 
 /** How the relay asks the listener to connect (the `supports*` flags of the register answer). */
 export type ListenerMode = "single" | "split" | "paired";
@@ -137,6 +138,14 @@ export interface RelayOptions {
    * reconnects of a relay running in another process. Default `false`.
    */
   enableTestHooks?: boolean;
+  /**
+   * Provision SDK-managed sandboxes (`POST /v1/agents/{agentId}/sandboxes`, `POST /v1/sandboxes`
+   * and their refresh / terminate routes): each one a real listener process started with this
+   * command in its own directory. Default: none (the sandbox routes answer 501).
+   */
+  sandbox?: RelaySandboxOptions;
+  /** Sandboxes one tenant may have at once (more: 429). Default 8. */
+  maxSandboxesPerTenant?: number;
   /** Log sink. Default: silent. */
   logger?: RelayLogger;
   /** Timers (inject fake ones in tests). Default: the global timers. */
@@ -172,6 +181,8 @@ export interface ResolvedRelayOptions {
   heartbeatIntervalMs: number;
   respondToJsonPings: boolean;
   enableTestHooks: boolean;
+  sandbox: ResolvedSandboxOptions | undefined;
+  maxSandboxesPerTenant: number;
   logger: RelayLogger;
   timers: Timers;
 }

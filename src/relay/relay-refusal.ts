@@ -23,10 +23,14 @@ export type RefusalKind =
   | "not-call-owner"
   /** A command whose `request_id` another session's request already uses. */
   | "request-id-in-use"
-  /** A tenant cap (environments, sessions, outstanding calls). */
+  /** A tenant cap (environments, sessions, outstanding calls, sandboxes). */
   | "tenant-limit"
   /** The environment's command queue is full while its listener reconnects. */
-  | "queue-full";
+  | "queue-full"
+  /** A sandbox's device registered by another key, or a sandbox's key used for anything but its own listener. */
+  | "sandbox-device"
+  /** A sandbox request that is malformed, names no such sandbox (or another tenant's), or is sent to a relay without sandboxes. */
+  | "sandbox-refused";
 
 export interface RelayRefusal {
   kind: RefusalKind;

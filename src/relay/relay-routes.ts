@@ -11,6 +11,8 @@ import type { RelayEmit } from "./relay-events.js";
 import { isSendableCloseCode, readJsonBody, sendError, sendJson } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
 import type { DropSdkSocketsOptions } from "./relay-server.js";
+import type { SandboxRegistry } from "./sandbox-registry.js";
+import { handleSandboxRoute, isSandboxRoute } from "./sandbox-routes.js";
 import type { Principal, TenantDirectory } from "./tenant-directory.js";
 
 export interface RouteContext {
@@ -19,6 +21,8 @@ export interface RouteContext {
   directory: TenantDirectory;
   guard: ConnectionGuard;
   emit: RelayEmit;
+  /** `undefined` when the relay provisions no sandboxes. */
+  sandboxes: SandboxRegistry | undefined;
   closeListener(connectionId: string, code?: number, reason?: string): boolean;
   /** Drops SDK sockets of the principal's tenant (one environment, or all of the tenant's). */
   dropSdkSockets(principal: Principal, connectionId: string | undefined, options: DropSdkSocketsOptions): number;
@@ -34,6 +38,12 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
   const auth = authenticate(request, url, directory, { allowQueryToken: false });
   if ("refusal" in auth) return sendError(response, auth.refusal.status, auth.refusal.message);
   const { principal } = auth;
+  if (principal.sandbox && url.pathname !== "/v1/environments/register") {
+    // A sandbox's key is its listener's alone: it registers that device and nothing else.
+    emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId: undefined, reason: "sandbox key used for another route" });
+    return sendError(response, 403, "a sandbox key may only register its own listener");
+  }
+  if (isSandboxRoute(url.pathname)) return handleSandboxRoute({ options, sandboxes: context.sandboxes, emit }, request, response, url, principal);
   if (url.pathname === "/v1/environments/register") {
     if (request.method !== "POST") return sendError(response, 405, "use POST");
     const body = await readJsonBody(request, options.maxBodyBytes);
@@ -68,6 +78,11 @@ async function handleTestHook(context: RouteContext, request: IncomingMessage, r
   const { tenant } = principal;
   if (url.pathname === "/_relay/environments" && request.method === "GET") {
     return sendJson(response, 200, registry.list(tenant).map((environment) => environment.info()));
+  }
+  if (url.pathname === "/_relay/sandboxes" && request.method === "GET") {
+    // The listener's own output (its --debug lines carry frames): test hooks only, the caller's tenant only.
+    const sandboxes = context.sandboxes?.list(tenant) ?? [];
+    return sendJson(response, 200, sandboxes.map((sandbox) => ({ ...sandbox, output: context.sandboxes?.output(tenant, sandbox.sandboxId) ?? [] })));
   }
   if (url.pathname === "/_relay/stats" && request.method === "GET") {
     // `?gc=1` collects garbage first when the process runs with --expose-gc (memory tests read what is retained).

@@ -16,12 +16,13 @@ import { FairScheduler } from "./fair-scheduler.js";
 import { ListenerRegistry } from "./listener-registry.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import { authenticate, checkRequestOrigin } from "./relay-auth.js";
-import type { RelayEmit, RelayEnvironmentInfo, RelayEvents } from "./relay-events.js";
+import type { RelayEmit, RelayEnvironmentInfo, RelayEvents, RelaySandboxInfo } from "./relay-events.js";
 import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
 import { handleRelayRequest } from "./relay-routes.js";
 import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
 import { upgradeKind, upgradeListener, upgradeSdk, type UpgradeContext } from "./relay-upgrade.js";
 import { resolveRelayOptions } from "./resolve-relay-options.js";
+import { SandboxRegistry } from "./sandbox-registry.js";
 import { TenantDirectory, type Principal } from "./tenant-directory.js";
 import type { TenantUsage } from "./tenant.js";
 
@@ -53,6 +54,8 @@ export interface Relay extends EventEmitter<RelayEvents> {
   environments(): RelayEnvironmentInfo[];
   /** One environment by connection id. */
   environment(connectionId: string): RelayEnvironmentInfo | undefined;
+  /** Every live sandbox, of every tenant (empty when the relay provisions none). */
+  sandboxes(): RelaySandboxInfo[];
   /** Connections and, per tenant, what it holds against its caps. */
   stats(): RelayStats;
   /** The SDK status socket URL for an environment (no credentials in it). */
@@ -65,7 +68,7 @@ export interface Relay extends EventEmitter<RelayEvents> {
   closeListener(connectionId: string, code?: number, reason?: string): boolean;
   /** Closes the SDK status sockets of one environment (or all); sessions wait for a reconnect. Returns how many. */
   dropSdkSockets(connectionId?: string, options?: DropSdkSocketsOptions): number;
-  /** Stops the relay: listener and SDK sockets closed with 1001, server closed. Idempotent. */
+  /** Stops the relay: every sandbox reaped, listener and SDK sockets closed with 1001, server closed. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ interface RelayParts {
   servers: { sdk: WebSocketServer; listener: WebSocketServer };
   registry: ListenerRegistry;
   directory: TenantDirectory;
+  sandboxes: SandboxRegistry | undefined;
   guard: ConnectionGuard;
   options: ResolvedRelayOptions;
   emit: RelayEmit;
@@ -141,6 +145,10 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     return this.#parts.registry.get(connectionId)?.info();
   }
 
+  sandboxes(): RelaySandboxInfo[] {
+    return this.#parts.sandboxes?.list() ?? [];
+  }
+
   stats(): RelayStats {
     return { connections: this.#parts.guard.stats(), tenants: this.#parts.directory.tenants().map((tenant) => tenant.usage()) };
   }
@@ -187,6 +195,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     const { options, registry, servers, server, guard } = this.#parts;
     if (this.#timer !== undefined) options.timers.clearTimeout(this.#timer);
     guard.stop();
+    await this.#parts.sandboxes?.closeAll();
     registry.removeAll("Relay shutting down");
     const clients = () => [...servers.sdk.clients, ...servers.listener.clients];
     const deadline = options.timers.now() + 1_000;
@@ -200,7 +209,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   /** HTTP routes (relay-routes.ts). */
   handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { options, registry, directory, guard, emit } = this.#parts;
+    const { options, registry, directory, guard, emit, sandboxes } = this.#parts;
     return handleRelayRequest(
       {
         options,
@@ -208,6 +217,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
         directory,
         guard,
         emit,
+        sandboxes,
         closeListener: (connectionId, code, reason) => this.closeListener(connectionId, code, reason),
         dropSdkSockets: (principal, connectionId, drop) => this.#dropSdkSockets(principal, connectionId, drop),
       },
@@ -243,6 +253,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
       environment: resolved.maxEnvironmentsPerTenant,
       session: resolved.maxSessionsPerTenant,
       outstandingCall: resolved.maxOutstandingCallsPerTenant,
+      sandbox: resolved.maxSandboxesPerTenant,
       unackedBytes: resolved.maxUnackedBytesPerTenant,
     },
     resolved.logger,
@@ -286,7 +297,10 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     );
     server.listen(resolved.port, resolved.host, () => resolve());
   });
-  relay = new RelayServer({ server, servers, registry, directory, guard, options: resolved, emit });
+  const sandboxes = resolved.sandbox
+    ? new SandboxRegistry({ options: resolved, sandbox: resolved.sandbox, directory, environments: registry, emit, relayUrl: () => relay?.httpUrl ?? "" })
+    : undefined;
+  relay = new RelayServer({ server, servers, registry, directory, sandboxes, guard, options: resolved, emit });
   resolved.logger.info("relay: listening", { url: relay.httpUrl, listenerMode: resolved.listenerMode, tenants: directory.tenants().length });
   return relay;
 }

@@ -66,6 +66,10 @@ const NOT_FOUND = "environment not found";
  * partner by arrival).
  */
 export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, connectionId: string, principal: Principal): void {
+  if (principal.sandbox) {
+    context.emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId, reason: "sandbox key on an SDK socket" });
+    return refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
+  }
   const environment = context.registry.get(connectionId, principal.tenant);
   if (!environment || environment.isRemoved) {
     context.emit("refused", { kind: "environment-not-found", tenant: principal.tenant.name, connectionId, reason: NOT_FOUND });
@@ -128,6 +132,10 @@ export function upgradeListener(
   if (deviceId === undefined || deviceId === false) {
     context.emit("refused", { kind: "wrong-device", tenant: principal.tenant.name, connectionId, reason: "deviceId is required" });
     return refuseUpgrade(socket, 400, "deviceId is required (the device that registered the environment)");
+  }
+  if (principal.sandbox && principal.sandbox.deviceId !== deviceId) {
+    context.emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId, reason: "sandbox key for another device" });
+    return refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
   }
   const environment = context.registry.get(connectionId, principal.tenant);
   const params: ListenerSocketParams = {

@@ -5,6 +5,7 @@
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
 import { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
+import { resolveSandboxOptions } from "./sandbox-options.js";
 
 const MIB = 1024 * 1024;
 const TENANT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -93,6 +94,8 @@ export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOp
     heartbeatIntervalMs: count("heartbeatIntervalMs", options.heartbeatIntervalMs, 30_000, 0),
     respondToJsonPings: options.respondToJsonPings ?? true,
     enableTestHooks: options.enableTestHooks ?? false,
+    sandbox: options.sandbox === undefined ? undefined : resolveSandboxOptions(options.sandbox),
+    maxSandboxesPerTenant: count("maxSandboxesPerTenant", options.maxSandboxesPerTenant, 8, 1),
     logger: options.logger ?? silentRelayLogger,
     timers: options.timers ?? systemTimers,
   };

@@ -4,7 +4,7 @@
  * yields a {@link Principal}: the tenant, and an opaque id of the key (sessions are bound to it).
  * Nothing here logs or returns a key.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { RelayLogger } from "./relay-options.js";
 import { DEFAULT_TENANT } from "./resolve-relay-options.js";
 import { Tenant, type TenantLimits } from "./tenant.js";
@@ -12,8 +12,10 @@ import { Tenant, type TenantLimits } from "./tenant.js";
 /** Who sent a request: a tenant, through one of its keys. */
 export interface Principal {
   readonly tenant: Tenant;
-  /** `k1`, `k2`, … by key; `anonymous` when the relay has no keys. Never the key. */
+  /** `k1`, `k2`, … by key; `anonymous` when the relay has no keys; `sandbox:<id>` for a sandbox's key. Never the key. */
   readonly keyId: string;
+  /** Set for the key the relay minted for one sandbox's listener: it may only register that device and connect it. */
+  readonly sandbox?: { readonly sandboxId: string; readonly deviceId: string };
 }
 
 interface KnownKey {
@@ -29,6 +31,8 @@ export class TenantDirectory {
   #keys: KnownKey[] = [];
   #tenants = new Map<string, Tenant>();
   #anonymous: Principal | undefined;
+  /** Keys minted for sandbox listeners, by the hex SHA-256 of the key. */
+  #sandboxKeys = new Map<string, Principal>();
 
   constructor(keyTenants: ReadonlyMap<string, string>, limits: TenantLimits, logger: RelayLogger) {
     const tenantOf = (name: string): Tenant => {
@@ -56,14 +60,28 @@ export class TenantDirectory {
     return this.#anonymous;
   }
 
-  /** The principal `presented` belongs to. Compares against every key, in constant time each. */
+  /**
+   * The principal `presented` belongs to. Compares against every configured key, in constant
+   * time each; a sandbox key is found by its digest (a lookup by SHA-256 tells nothing about the key).
+   */
   match(presented: string): Principal | undefined {
     const candidate = digest(presented);
     let found: Principal | undefined;
     for (const known of this.#keys) {
       if (timingSafeEqual(candidate, known.digest)) found = known.principal;
     }
-    return found;
+    return found ?? this.#sandboxKeys.get(candidate.toString("hex"));
+  }
+
+  /** A new key for one sandbox's listener, of `tenant`. Revoke it with {@link removeSandboxKey}. */
+  addSandboxKey(tenant: Tenant, sandbox: { sandboxId: string; deviceId: string }): string {
+    const key = `sbx_${randomBytes(24).toString("base64url")}`;
+    this.#sandboxKeys.set(digest(key).toString("hex"), { tenant, keyId: `sandbox:${sandbox.sandboxId}`, sandbox: { ...sandbox } });
+    return key;
+  }
+
+  removeSandboxKey(key: string): void {
+    this.#sandboxKeys.delete(digest(key).toString("hex"));
   }
 
   tenant(name: string): Tenant | undefined {

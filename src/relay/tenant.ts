@@ -3,14 +3,14 @@
  * with a cap on each (its resource registry) and one budget for the unacknowledged bytes its
  * sessions hold. Everything a tenant creates is counted here, so a cap is one check in one place.
  *
- * SDK-managed sandboxes will be a further resource kind of the same registry: a sandbox is
- * created by a tenant, its listener registers with that tenant's key, and its environment is
- * then owned by the tenant like any other (docs/relay.md "Tenants").
+ * SDK-managed sandboxes are one more resource kind of the same registry: a sandbox is created by
+ * a tenant, its listener registers with a key the relay minted for it under that tenant, and its
+ * environment is then owned by the tenant like any other (docs/relay.md "Sandboxes").
  */
 import type { RelayLogger } from "./relay-options.js";
 
 /** What a tenant owns and the relay caps. */
-export type TenantResource = "environment" | "session" | "outstandingCall";
+export type TenantResource = "environment" | "session" | "outstandingCall" | "sandbox";
 
 /** A holder of unacknowledged bytes (an SDK session). */
 export interface UnackedHolder {
@@ -25,6 +25,7 @@ export interface TenantUsage {
   environments: number;
   sessions: number;
   outstandingCalls: number;
+  sandboxes: number;
   unackedBytes: number;
 }
 
@@ -32,6 +33,7 @@ export interface TenantLimits {
   environment: number;
   session: number;
   outstandingCall: number;
+  sandbox: number;
   unackedBytes: number;
 }
 
@@ -39,7 +41,7 @@ export class Tenant {
   readonly name: string;
   #limits: TenantLimits;
   #logger: RelayLogger;
-  #used: Record<TenantResource, number> = { environment: 0, session: 0, outstandingCall: 0 };
+  #used: Record<TenantResource, number> = { environment: 0, session: 0, outstandingCall: 0, sandbox: 0 };
   #holders = new Map<UnackedHolder, number>();
   #unackedBytes = 0;
 
@@ -107,6 +109,7 @@ export class Tenant {
       environments: this.#used.environment,
       sessions: this.#used.session,
       outstandingCalls: this.#used.outstandingCall,
+      sandboxes: this.#used.sandbox,
       unackedBytes: this.#unackedBytes,
     };
   }

@@ -1,5 +1,6 @@
 import { createLocalBackend } from "../backends/local-backend.js";
-import { createCloudLink } from "../backends/cloud-backend.js";
+import { createCloudBackend } from "../backends/cloud-backend.js";
+import type { ManagedSandbox } from "../backends/managed-sandbox.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
@@ -18,7 +19,8 @@ import { validateSessionOptions } from "./session-options-schema.js";
  * call the runtime sends runs in this process.
  *
  * @throws ToolrelayError `INVALID_OPTIONS`, `CONNECT_FAILED`, `UNAUTHORIZED`,
- *   `REQUEST_TIMEOUT`, `REQUEST_FAILED`, `SPAWN_FAILED`, `NOT_FOUND`, `REST_FAILED`, `ABORTED`.
+ *   `REQUEST_TIMEOUT`, `REQUEST_FAILED`, `SPAWN_FAILED`, `NOT_FOUND`, `REST_FAILED`, `ABORTED`,
+ *   and for a managed sandbox `SANDBOX_NOT_READY` / `SANDBOX_EXPIRED`.
  */
 export async function createSession(options: SessionOptions): Promise<Session> {
   validateSessionOptions(options);
@@ -43,6 +45,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 
     let link: RuntimeLink;
     let onRuntime: ((runtime: RuntimeScope) => void) | undefined;
+    let sandbox: ManagedSandbox | undefined;
+    let emitError: (error: ToolrelayError) => void = () => undefined;
     const backend = options.backend;
     if (backend.kind === "local") {
       const local = await createLocalBackend(backend, timers);
@@ -53,9 +57,15 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         agentId: "id" in options.agent ? options.agent.id : undefined,
         conversationId: options.conversation === "new" ? undefined : options.conversation,
       };
-      const cloud = await createCloudLink({ timers, ...backend }, runtimeHint);
-      link = cloud;
-      onRuntime = (runtime) => cloud.setRuntime({ agentId: runtime.agent_id, conversationId: runtime.conversation_id });
+      // HOOK (managed sandbox): `backend.sandbox` is created (or resumed) and online before the link opens.
+      const cloud = await createCloudBackend({ timers, ...backend }, runtimeHint, { signal: options.signal, onError: (error) => emitError(error) });
+      link = cloud.link;
+      sandbox = cloud.sandbox;
+      if (sandbox) cleanups.push(() => sandbox!.close());
+      onRuntime = (runtime) => {
+        cloud.link.setRuntime({ agentId: runtime.agent_id, conversationId: runtime.conversation_id });
+        sandbox?.setRuntime(runtime.agent_id ?? undefined, runtime.conversation_id);
+      };
     } else {
       link = backend.link;
     }
@@ -84,7 +94,9 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       },
       dispose,
       onRuntime,
+      sandbox,
     });
+    emitError = (error) => session.emit("error", error);
     try {
       await session.start();
     } catch (error) {

@@ -9,6 +9,15 @@
  */
 import { z } from "zod";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
+import {
+  GITHUB_COMMIT,
+  GITHUB_OWNER,
+  GITHUB_REPO,
+  MAX_GITHUB_REPOSITORIES,
+  SANDBOX_TTL_MINUTES,
+  type CloudSandboxOptions,
+  type GithubRepository,
+} from "../backends/cloud-sandbox-options.js";
 import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { SpawnLettaServerOptions } from "../backends/spawn-letta-server.js";
 import { ToolrelayError } from "../errors.js";
@@ -86,12 +95,47 @@ const environmentSchema = z
     error: "needs exactly one of connectionId, name, id or deviceId",
   });
 
+const githubRepositorySchema = z.strictObject(
+  {
+    owner: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_OWNER, { error: "must be a GitHub user or organisation (1-39 letters, digits or inner hyphens)" }),
+    repo: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_REPO, { error: "must be a GitHub repository name (1-100 letters, digits, '.', '_' or '-')" }),
+    commit: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_COMMIT, { error: "must be a full 40-hex-digit commit SHA" }),
+  } satisfies Shape<GithubRepository>,
+  { error: "must be { owner, repo, commit }" },
+);
+
+/** An SDK-managed sandbox: `{}` takes every default. */
+const sandboxSchema = z.strictObject(
+  {
+    createRoute: z.enum(["agent", "sandboxes"], { error: 'must be "agent" or "sandboxes"' }).optional(),
+    sandboxClass: z.enum(["linux-vm", "container"], { error: 'must be "linux-vm" or "container"' }).optional(),
+    githubRepositories: z
+      .array(githubRepositorySchema, { error: "must be an array of { owner, repo, commit }" })
+      .max(MAX_GITHUB_REPOSITORIES, { error: `takes at most ${MAX_GITHUB_REPOSITORIES} repositories` })
+      .refine((repositories) => new Set(repositories.map((entry) => `${entry.owner}/${entry.repo}`.toLowerCase())).size === repositories.length, {
+        error: "names a repository twice",
+      })
+      .optional(),
+    ttlMinutes: z
+      .number({ error: "must be a number" })
+      .int({ error: "must be a whole number of minutes" })
+      .min(SANDBOX_TTL_MINUTES.min, { error: `must be ${SANDBOX_TTL_MINUTES.min}-${SANDBOX_TTL_MINUTES.max} minutes` })
+      .max(SANDBOX_TTL_MINUTES.max, { error: `must be ${SANDBOX_TTL_MINUTES.min}-${SANDBOX_TTL_MINUTES.max} minutes` })
+      .optional(),
+    readyTimeoutMs: positiveNumber.optional(),
+    readyPollIntervalMs: positiveNumber.optional(),
+    refreshIntervalMs: positiveNumber.optional(),
+    terminateOnClose: z.boolean({ error: "must be a boolean" }).optional(),
+  } satisfies Shape<CloudSandboxOptions>,
+  { error: "must be an object (`{}` for every default)" },
+);
+
 /**
  * What a cloud session attaches to: exactly one of these keys. A new target
- * (e.g. an SDK-managed `sandbox`) is one more optional key in the shape below
- * and one more name here; the check that exactly one is given stays as it is.
+ * is one more optional key in the shape below and one more name here; the
+ * check that exactly one is given stays as it is.
  */
-const CLOUD_TARGETS = ["environment"] as const;
+const CLOUD_TARGETS = ["environment", "sandbox"] as const;
 
 const cloudBackendSchema = z
   .strictObject({
@@ -99,6 +143,7 @@ const cloudBackendSchema = z
     apiKey: z.string({ error: "must be a string" }).optional(),
     baseUrl: z.url({ error: "must be an http(s) URL", protocol: /^https?$/ }).optional(),
     environment: environmentSchema.optional(),
+    sandbox: sandboxSchema.optional(),
     headers: stringRecord.optional(),
     auth: z.enum(["header", "query"], { error: 'must be "header" or "query"' }).optional(),
     pingIntervalMs: nonNegativeNumber.optional(),
@@ -132,7 +177,7 @@ const linkBackendSchema = z.strictObject({
 
 const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
   error: (issue) =>
-    issue.input === undefined ? 'is required: { kind: "local", url } or { kind: "cloud", environment }' : 'must be "local", "cloud" or "link"',
+    issue.input === undefined ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }' : 'must be "local", "cloud" or "link"',
 });
 
 const agentSchema = z
@@ -199,6 +244,14 @@ export const sessionOptionsSchema = z
   .superRefine((options, context) => {
     if (options.workspace === "isolated" && options.backend.kind === "cloud") {
       context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
+    }
+    const sandbox = options.backend.kind === "cloud" ? options.backend.sandbox : undefined;
+    if (sandbox && (sandbox.createRoute ?? "agent") === "agent" && !("id" in options.agent && options.agent.id !== undefined)) {
+      context.addIssue({
+        code: "custom",
+        path: ["backend", "sandbox", "createRoute"],
+        message: 'is "agent" (the default), which creates a sandbox for an existing agent: pass agent: { id }, or createRoute: "sandboxes" to create the agent in the sandbox',
+      });
     }
   });
 

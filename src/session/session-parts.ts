@@ -1,3 +1,4 @@
+import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
@@ -31,4 +32,6 @@ export interface SessionParts {
   dispose(): Promise<void>;
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
   onRuntime?(runtime: RuntimeScope): void;
+  /** A cloud backend's managed sandbox: refreshed before each turn; a gone one fails the turn (SANDBOX_EXPIRED). */
+  sandbox?: { readonly info: ManagedSandboxInfo; beforeTurn(): Promise<void> };
 }

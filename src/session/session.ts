@@ -1,4 +1,5 @@
 import { EventEmitter } from "eventemitter3";
+import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle } from "../internal/timers.js";
@@ -143,6 +144,11 @@ export class Session extends EventEmitter<SessionEvents> {
     return this.#link.state;
   }
 
+  /** The cloud backend's managed sandbox (`backend.sandbox`), once created; otherwise `undefined`. */
+  get sandbox(): ManagedSandboxInfo | undefined {
+    return this.#parts.sandbox?.info;
+  }
+
   /** Tool calls currently running in this process. */
   get pendingToolCalls(): number {
     return this.#dispatcher.table.runningCount;
@@ -168,9 +174,8 @@ export class Session extends EventEmitter<SessionEvents> {
    */
   send(message: MessageInput, options: SendOptions = {}): Turn {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
-    if (this.#link.state === "closed") {
-      throw new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
-    }
+    const sandbox = this.#parts.sandbox;
+    if (this.#link.state === "closed" && !sandbox) throw linkClosedForGood();
     if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#own.scope!;
     const turn = new Turn((target) => this.#abortTurn(target));
@@ -183,7 +188,14 @@ export class Session extends EventEmitter<SessionEvents> {
       runtime,
       payload: { kind: "create_message", messages: [{ role: "user", content: message, client_message_id: clientMessageId }], exclude_interactive_tools: true },
     } as InputMessage;
-    const ready = this.#parts.options.reassertToolsEachTurn ? this.#registration.reassertTools(runtime) : Promise.resolve();
+    // HOOK (managed sandbox): refresh its TTL before the turn. A sandbox that is gone fails the turn
+    // with SANDBOX_EXPIRED before the input is written — also when its link already closed with it.
+    const checked = sandbox
+      ? sandbox.beforeTurn().then(() => {
+          if (this.#link.state === "closed") throw linkClosedForGood();
+        })
+      : Promise.resolve();
+    const ready = this.#parts.options.reassertToolsEachTurn ? checked.then(() => this.#registration.reassertTools(runtime)) : checked;
     void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
     const signal = options.signal;
     if (signal) {
@@ -338,6 +350,10 @@ export class Session extends EventEmitter<SessionEvents> {
       this.emit("error", asToolrelayError(error));
     }
   }
+}
+
+function linkClosedForGood(): ToolrelayError {
+  return new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
 }
 
 /** The input went out and its confirmation never came: it may or may not have been received. */

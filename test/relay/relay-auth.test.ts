@@ -180,7 +180,7 @@ describe("bind and secrets", () => {
 
 describe("helpers", () => {
   it("finds a key's tenant by digest, and knows a relay without keys", () => {
-    const limits = { environment: 1, session: 1, outstandingCall: 1, unackedBytes: 1024 };
+    const limits = { environment: 1, session: 1, outstandingCall: 1, sandbox: 1, unackedBytes: 1024 };
     const directory = new TenantDirectory(new Map([["alpha", "team-a"], ["beta", "team-b"], ["gamma", "team-a"]]), limits, silentRelayLogger);
     expect(directory.requiresKeys).toBe(true);
     expect(directory.match("beta")?.tenant.name).toBe("team-b");

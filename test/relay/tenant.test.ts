@@ -63,7 +63,7 @@ describe("tenants from options", () => {
 });
 
 describe("Tenant", () => {
-  const limits = { environment: 2, session: 1, outstandingCall: 3, unackedBytes: 100 };
+  const limits = { environment: 2, session: 1, outstandingCall: 3, sandbox: 1, unackedBytes: 100 };
 
   it("reserves up to each cap and gives back what is released", () => {
     const tenant = new Tenant("t", limits, silentRelayLogger);
@@ -74,7 +74,7 @@ describe("Tenant", () => {
     expect(tenant.reserve("session")).toBe(false);
     tenant.release("outstandingCall", 5);
     expect(tenant.used("outstandingCall")).toBe(0);
-    expect(tenant.usage()).toEqual({ tenant: "t", environments: 2, sessions: 1, outstandingCalls: 0, unackedBytes: 0 });
+    expect(tenant.usage()).toEqual({ tenant: "t", environments: 2, sessions: 1, outstandingCalls: 0, sandboxes: 0, unackedBytes: 0 });
   });
 
   it("past its unacked budget, tells the holder with the most to give it up", () => {

@@ -43,5 +43,34 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ["a call cache of zero entries", { ...base, callLimits: { maxCachedCalls: 0 } }, /options\.callLimits\.maxCachedCalls: must be > 0/],
     ["an unknown call limit", { ...base, callLimits: { maxCachd: 5 } }, /options\.callLimits\.maxCachd/],
     ["a fractional maxConcurrentCalls", { ...base, maxConcurrentCalls: 2.5 }, /options\.maxConcurrentCalls: must be an integer/],
+    ...badSandboxOptions(base, cloud),
+  ];
+}
+
+/** The `backend.sandbox` rows (SDK-managed cloud sandboxes). */
+function badSandboxOptions(base: Record<string, unknown>, cloud: Record<string, unknown>): BadOptionCase[] {
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  const sandbox = (options: unknown) => ({ ...base, agent: { id: "agent-1" }, backend: { ...cloud, environment: undefined, sandbox: options } });
+  const repository = (entry: Record<string, unknown>) => sandbox({ githubRepositories: [{ owner: "letta-ai", repo: "letta-code", commit, ...entry }] });
+  return [
+    ["both environment and sandbox", { ...base, agent: { id: "agent-1" }, backend: { ...cloud, sandbox: {} } }, /options\.backend: takes only one of `environment` or `sandbox`/],
+    ["a sandbox that is not an object", sandbox(true), /options\.backend\.sandbox: must be an object/],
+    ["a typo'd sandbox option", sandbox({ ttlMinute: 5 }), /options\.backend\.sandbox\.ttlMinute: is not an option/],
+    ["a TTL of 0 minutes", sandbox({ ttlMinutes: 0 }), /options\.backend\.sandbox\.ttlMinutes: must be 1-60 minutes/],
+    ["a TTL of 61 minutes", sandbox({ ttlMinutes: 61 }), /options\.backend\.sandbox\.ttlMinutes: must be 1-60 minutes/],
+    ["a fractional TTL", sandbox({ ttlMinutes: 1.5 }), /options\.backend\.sandbox\.ttlMinutes: must be a whole number/],
+    ["an unknown sandbox class", sandbox({ sandboxClass: "gpu" }), /options\.backend\.sandbox\.sandboxClass: must be "linux-vm" or "container"/],
+    ["an unknown create route", sandbox({ createRoute: "v2" }), /options\.backend\.sandbox\.createRoute: must be "agent" or "sandboxes"/],
+    ["a negative ready timeout", sandbox({ readyTimeoutMs: -1 }), /options\.backend\.sandbox\.readyTimeoutMs: must be > 0/],
+    ["a zero refresh interval", sandbox({ refreshIntervalMs: 0 }), /options\.backend\.sandbox\.refreshIntervalMs: must be > 0/],
+    ["eleven repositories", sandbox({ githubRepositories: Array.from({ length: 11 }, (_, index) => ({ owner: "o", repo: `r${index}`, commit })) }), /options\.backend\.sandbox\.githubRepositories: takes at most 10/],
+    ["a repository named twice", sandbox({ githubRepositories: [{ owner: "o", repo: "r", commit }, { owner: "O", repo: "R", commit }] }), /githubRepositories: names a repository twice/],
+    ["a short commit", repository({ commit: "abc1234" }), /githubRepositories\[0\]\.commit: must be a full 40-hex-digit commit SHA/],
+    ["a branch instead of a commit", repository({ commit: "main" }), /githubRepositories\[0\]\.commit: must be a full 40-hex-digit commit SHA/],
+    ["an owner with a slash", repository({ owner: "letta-ai/letta" }), /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/],
+    ["an owner ending in a hyphen", repository({ owner: "letta-" }), /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/],
+    ["a repo named ..", repository({ repo: ".." }), /githubRepositories\[0\]\.repo: must be a GitHub repository name/],
+    ["a repository without a repo", sandbox({ githubRepositories: [{ owner: "o", commit }] }), /githubRepositories\[0\]\.repo: is required/],
+    ["the agent route without an agent id", { ...base, backend: { ...cloud, environment: undefined, sandbox: {} } }, /options\.backend\.sandbox\.createRoute: is "agent" \(the default\).*agent: \{ id \}/],
   ];
 }
