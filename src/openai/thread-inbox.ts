@@ -1,0 +1,69 @@
+/**
+ * What happens in a thread's turn, in order, for whichever HTTP request is attached to it: the
+ * turn's events (pumped from its iterator as they arrive), a `calls` wake-up when the runtime
+ * starts waiting for a client tool, and the turn's end. Items stay queued while no request is
+ * attached (between the response that returned `tool_calls` and the request that brings their
+ * results), and are read by one consumer at a time.
+ */
+import type { ToolrelayError } from "../errors.js";
+import type { Turn, TurnResult } from "../session/turn.js";
+import type { TurnEvent } from "../session/turn-events.js";
+
+export type InboxItem =
+  | { kind: "event"; event: TurnEvent }
+  | { kind: "calls" }
+  | { kind: "end"; result: TurnResult }
+  | { kind: "failed"; error: ToolrelayError };
+
+export class ThreadInbox {
+  #items: InboxItem[] = [];
+  #waiter: ((item: InboxItem) => void) | undefined;
+  #callsQueued = false;
+
+  /** Pump `turn` into this inbox until it ends. Never rejects. */
+  static of(turn: Turn): ThreadInbox {
+    const inbox = new ThreadInbox();
+    void (async () => {
+      try {
+        for await (const event of turn) inbox.#push({ kind: "event", event });
+        inbox.#push({ kind: "end", result: await turn.result });
+      } catch (error) {
+        inbox.#push({ kind: "failed", error: error as ToolrelayError });
+      }
+    })();
+    return inbox;
+  }
+
+  /**
+   * The runtime waits for a client tool. Queued after one macrotask, so that every turn event
+   * the session received before the call (the model's announcement of all the calls of its
+   * response) is in the inbox ahead of it. At most one is queued at a time.
+   */
+  wakeForCalls(): void {
+    if (this.#callsQueued) return;
+    this.#callsQueued = true;
+    setImmediate(() => this.#push({ kind: "calls" }));
+  }
+
+  /** The next item (waits for one). One consumer at a time. */
+  next(): Promise<InboxItem> {
+    const item = this.#items.shift();
+    if (item !== undefined) return Promise.resolve(this.#taken(item));
+    return new Promise((resolve) => {
+      this.#waiter = (next) => resolve(this.#taken(next));
+    });
+  }
+
+  #taken(item: InboxItem): InboxItem {
+    if (item.kind === "calls") this.#callsQueued = false;
+    return item;
+  }
+
+  #push(item: InboxItem): void {
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter(item);
+    } else this.#items.push(item);
+  }
+}
