@@ -49,7 +49,9 @@ export function buildTurnInput(tail: RequestTail, context: TurnInputContext): Me
 
 /** Earlier messages as plain lines, oldest first, at most `maxChars` (the newest kept). */
 export function renderHistory(messages: readonly ChatMessage[], maxChars: number): string {
-  const lines = messages.map(renderMessage).filter((line) => line !== "");
+  // A tool message rarely names its tool: take the name from the call it answers.
+  const callNames = new Map(messages.flatMap((message) => (message.role === "assistant" ? message.toolCalls.map((call) => [call.id, call.name] as const) : [])));
+  const lines = messages.map((message) => renderMessage(message, callNames)).filter((line) => line !== "");
   let total = 0;
   let first = lines.length;
   while (first > 0 && total + lines[first - 1]!.length + 1 <= maxChars) total += lines[--first]!.length + 1;
@@ -58,7 +60,7 @@ export function renderHistory(messages: readonly ChatMessage[], maxChars: number
   return kept.join("\n");
 }
 
-function renderMessage(message: ChatMessage): string {
+function renderMessage(message: ChatMessage, callNames: ReadonlyMap<string, string>): string {
   switch (message.role) {
     case "system":
       return "";
@@ -69,7 +71,7 @@ function renderMessage(message: ChatMessage): string {
       return `${message.text.trim() === "" ? "" : `[assistant] ${message.text}`}${calls}`.trim();
     }
     case "tool":
-      return `[result of ${message.name ?? "the tool call"} (id ${message.toolCallId})] ${message.text}`;
+      return `[result of ${message.name ?? callNames.get(message.toolCallId) ?? "a tool call"} (id ${message.toolCallId})] ${message.text}`;
   }
 }
 
