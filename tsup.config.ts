@@ -24,6 +24,8 @@ const entries = {
   "relay/index": "src/relay/index.ts",
   "relay/bin": "src/relay/bin.ts",
   "mcp/index": "src/mcp/index.ts",
+  "openai/index": "src/openai/index.ts",
+  "openai/bin": "src/openai/bin.ts",
 };
 
 export default defineConfig([

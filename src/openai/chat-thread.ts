@@ -23,6 +23,7 @@ import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadInbox } from "./thread-inbox.js";
 import { EMPTY_TRANSCRIPT, extendFingerprint, type TranscriptFingerprints } from "./transcript-fingerprint.js";
 import { normalizeToolName } from "./tool-names.js";
+import { updateSessionTools } from "./tool-set-update.js";
 import { buildTurnInput } from "./turn-input.js";
 
 /** What the runtime is told for a returned call the client's next request gave no result for. */
@@ -159,7 +160,8 @@ export class ChatThread {
 
   async #prepare(request: ChatRequest, fingerprints: TranscriptFingerprints, tail: RequestTail): Promise<RequestPlan> {
     await this.#stopping;
-    await this.#applyTools(this.#offered(request.toolChoice === "none" ? [] : request.tools));
+    const { timers, session } = this.#options.bridge;
+    await updateSessionTools(this.#session!, this.#tools, this.#offered(request.toolChoice === "none" ? [] : request.tools), { timers, timeoutMs: session.requestTimeoutMs ?? 30_000 });
     let continuing = false;
     let stopFirst = false;
     const late: RequestTail["toolResults"] = [];
@@ -292,39 +294,6 @@ export class ChatThread {
       this.#stopping = undefined;
     });
     await this.#stopping;
-  }
-
-  /** Replace the registered tools, and wait until the runtime confirmed the new set. */
-  async #applyTools(tools: readonly ChatTool[]): Promise<void> {
-    const session = this.#session!;
-    const { timers } = this.#options.bridge;
-    const timeoutMs = this.#options.bridge.session.requestTimeoutMs ?? 30_000;
-    let cleanup = () => {};
-    const confirmed = new Promise<void>((resolve, reject) => {
-      const onChange = () => (cleanup(), resolve());
-      const onError = (error: ToolrelayError) => {
-        if (error.code !== "REQUEST_FAILED" && error.code !== "REQUEST_TIMEOUT" && error.code !== "CONNECTION_CLOSED") return;
-        cleanup();
-        reject(ChatApiError.upstream(`the runtime did not take the new tool set: ${error.message}`, error));
-      };
-      const timer = timers.setTimeout(() => (cleanup(), reject(ChatApiError.upstream("the runtime did not confirm the new tool set in time"))), timeoutMs);
-      session.on("tools-change", onChange);
-      session.on("error", onError);
-      cleanup = () => {
-        timers.clearTimeout(timer);
-        session.off("tools-change", onChange);
-        session.off("error", onError);
-      };
-    });
-    let changed: boolean;
-    try {
-      changed = this.#tools.update(tools);
-    } catch (error) {
-      cleanup();
-      throw error;
-    }
-    if (!changed) return cleanup();
-    await confirmed;
   }
 
   /** The tools this bridge offers for a request's declared ones. */
