@@ -6,7 +6,7 @@
  * with a 400 naming the field (`n` > 1, the legacy `functions`, an unknown role or content part).
  */
 import { z } from "zod";
-import { formatIssues } from "../wire/format-issues.js";
+import { formatPath } from "../wire/format-issues.js";
 import { ChatApiError } from "./chat-api-error.js";
 import { normalizeToolName } from "./tool-names.js";
 
@@ -47,6 +47,7 @@ export interface ChatRequest {
   metadata: Record<string, string> | undefined;
 }
 
+const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 const text = z.string({ error: "must be a string" });
 const textPart = z.object({ type: z.literal("text"), text });
 const imagePart = z.object({
@@ -54,7 +55,8 @@ const imagePart = z.object({
   image_url: z.object({ url: text, detail: z.string().optional() }, { error: "must be an object with a url" }),
 });
 const contentOf = <T extends z.ZodType>(part: T) =>
-  z.union([text, z.array(part, { error: "must be a string or an array of content parts" })], { error: "must be a string or an array of content parts" });
+  // The array first: when both branches fail, the closest one on a tie is the array's (its part is named).
+  z.union([z.array(part, { error: "must be a string or an array of content parts" }), text]);
 
 const toolCall = z.object({
   id: z.string({ error: "must be a string" }).min(1, "must not be empty"),
@@ -112,10 +114,15 @@ export function parseChatRequest(body: unknown): ChatRequest {
   for (const legacy of ["functions", "function_call"]) {
     if (legacy in body) throw ChatApiError.invalid("unsupported_parameter", `"${legacy}" is not supported: declare tools with "tools"`, legacy);
   }
+  const messages: unknown = (body as { messages?: unknown }).messages;
+  if (Array.isArray(messages)) {
+    const index = messages.findIndex((message) => !ROLES.has((message as { role?: unknown } | null)?.role as string));
+    if (index >= 0) throw ChatApiError.invalid("invalid_request", `invalid request: messages[${index}]: must have a role of "system", "developer", "user", "assistant" or "tool"`, `messages.${index}.role`);
+  }
   const parsed = requestSchema.safeParse(body);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    throw ChatApiError.invalid("invalid_request", `invalid request: ${formatIssues(parsed.error.issues)}`, first?.path.join("."));
+    throw ChatApiError.invalid("invalid_request", `invalid request: ${describe(parsed.error.issues)}`, first?.path.join("."));
   }
   const request = parsed.data;
   if (request.n !== undefined && request.n !== null && request.n !== 1) {
@@ -170,6 +177,24 @@ function toChatMessage(input: z.infer<typeof message>): ChatMessage {
     case "tool":
       return { role: "tool", toolCallId: input.tool_call_id, text: flatten(input.content), name: input.name === undefined ? undefined : normalizeToolName(input.name) };
   }
+}
+
+/**
+ * zod's issues in one line: a union whose branches all failed is described by its closest branch
+ * (the fewest issues; the first on a tie), down to the innermost part; a union that no branch
+ * even began to match says what it accepts (its own message).
+ */
+function describe(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): string {
+  const first = issues[0];
+  if (first === undefined) return "invalid";
+  const path = [...prefix, ...first.path];
+  if (first.code === "invalid_union") {
+    if (first.errors.length === 0) return `${formatPath(path)}: ${first.message}`;
+    let closest = first.errors[0]!;
+    for (const branch of first.errors) if (branch.length < closest.length) closest = branch;
+    return describe(closest, path);
+  }
+  return `${formatPath(path)}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
 }
 
 function flatten(content: string | ReadonlyArray<{ type: string; text?: string; refusal?: string }>): string {
