@@ -21,6 +21,7 @@ async function script(turn: ScriptedTurn): Promise<void> {
   // The user's own text is the last part (the bridge's nudge comes before it).
   const text = turn.userText.split("\n").at(-1)!;
   if (text.includes("FAIL")) turn.fail("the model exploded");
+  if (text.includes("SLOW")) await new Promise((resolve) => setTimeout(resolve, 400));
   if (text.startsWith("read")) {
     const result = await turn.callTool("read_file", { path: "a" });
     await turn.say(`read: ${result.toolReturn}`);
@@ -71,6 +72,23 @@ describe("thread bounds", () => {
     await vi.waitFor(() => expect(bridge.threads()).toHaveLength(1), { timeout: 5_000 });
     expect(bridge.threads()[0]!.waitingForTools).toBe(true);
     expect(runtime.calls.filter((call) => call.status === "pending")).toHaveLength(1);
+  });
+});
+
+describe("streaming", () => {
+  it("a silent stream gets SSE keep-alive comments, which the openai client skips", async () => {
+    const { bridge, client } = await setup({ keepAliveMs: 50 });
+    const response = await fetch(`${bridge.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "letta-code", stream: true, messages: [{ role: "user", content: "SLOW raw" }] }),
+    });
+    const body = await response.text();
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(body).toContain(": keep-alive\n\n");
+    expect(body.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    const streamed = await client.chat.completions.stream({ model: "letta-code", messages: [{ role: "user", content: "SLOW client" }] }).finalChatCompletion();
+    expect(streamed.choices[0]!.message.content).toBe("echo: SLOW client");
   });
 });
 
