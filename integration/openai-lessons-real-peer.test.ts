@@ -16,7 +16,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultToolNudge, startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
 import { workspacesRoot } from "../src/session/isolated-workspace.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { messageText, startScriptedModelServer, type ChatMessage, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import {
+  messageText,
+  startScriptedModelServer,
+  type ChatMessage,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../test/support/scripted-model-server.js";
 
 const tool = (name: string, description = `Client tool ${name}`): ChatCompletionFunctionTool => ({
   type: "function",
@@ -34,8 +41,16 @@ const cleanups: Array<() => Promise<void>> = [];
 function script(request: ModelRequest): ScriptedReply {
   const user = request.lastUserText;
   if (request.lastMessage?.role === "tool") return { text: `results: ${request.toolResults.map((result) => result.text).join(" | ")}` };
-  if (user.includes("WHERE")) return { toolCalls: [{ name: "Bash", arguments: { command: "pwd; ls -A | wc -l", description: "where am I" } }] };
-  if (user.includes("TWO")) return { text: "Reading both.", toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }, { name: "read_file", arguments: { path: "b.txt" } }] };
+  if (user.includes("WHERE"))
+    return { toolCalls: [{ name: "Bash", arguments: { command: "pwd; ls -A | wc -l", description: "where am I" } }] };
+  if (user.includes("TWO"))
+    return {
+      text: "Reading both.",
+      toolCalls: [
+        { name: "read_file", arguments: { path: "a.txt" } },
+        { name: "read_file", arguments: { path: "b.txt" } },
+      ],
+    };
   if (user.includes("UNDECLARED")) return { toolCalls: [{ name: "write_file", arguments: { path: "x" } }] };
   const read = /read (\S+)/.exec(user);
   if (read) return { text: "Let me read it.", toolCalls: [{ name: "read_file", arguments: { path: read[1] } }] };
@@ -78,9 +93,15 @@ const countNudges = (request: ModelRequest) => request.messages.flatMap(partsOf)
 describe("the bridge's lessons, against the real app-server", () => {
   it("client-owned execution: the runtime's cwd is an empty scratch directory, also for a request with no tools", async () => {
     for (const tools of [[readFile], undefined]) {
-      const answer = await client.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: `WHERE ${tools ? "with" : "without"} tools` }], ...(tools ? { tools } : {}) });
+      const answer = await client.chat.completions.create({
+        model: "letta-code",
+        messages: [{ role: "user", content: `WHERE ${tools ? "with" : "without"} tools` }],
+        ...(tools ? { tools } : {}),
+      });
       expect(answer.choices[0]!.finish_reason).toBe("stop");
-      const [cwd, count] = answer.choices[0]!.message.content!.replace(/^results: /, "").trim().split(/\s+/);
+      const [cwd, count] = answer.choices[0]!.message.content!.replace(/^results: /, "")
+        .trim()
+        .split(/\s+/);
       expect(cwd!.startsWith(workspacesRoot())).toBe(true);
       expect(count).toBe("0");
     }
@@ -98,7 +119,11 @@ describe("the bridge's lessons, against the real app-server", () => {
     cleanups.push(() => runtimeBridge.close());
     const runtimeClient = new OpenAI({ apiKey: "unused", baseURL: runtimeBridge.url, maxRetries: 0 });
     const from = model.requests.length;
-    const answer = await runtimeClient.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: "WHERE runtime" }], tools: [readFile] });
+    const answer = await runtimeClient.chat.completions.create({
+      model: "letta-code",
+      messages: [{ role: "user", content: "WHERE runtime" }],
+      tools: [readFile],
+    });
     expect(answer.choices[0]!.message.content).toContain(workspace);
     expect(model.requests[from]!.toolNames).toContain("Bash");
     expect(model.requests[from]!.toolNames).not.toContain("read_file");
@@ -129,7 +154,9 @@ describe("the bridge's lessons, against the real app-server", () => {
     expect(fourth.choices[0]!.finish_reason).toBe("stop");
     const lateInput = model.requests[lateFrom]!.lastMessage!;
     expect(lateInput.role).toBe("user");
-    expect(partsOf(lateInput).join("\n")).toContain(`Result of your earlier call to read_file (id ${lateCall.id}), which the client sent after the call had ended:\nLATE`);
+    expect(partsOf(lateInput).join("\n")).toContain(
+      `Result of your earlier call to read_file (id ${lateCall.id}), which the client sent after the call had ended:\nLATE`,
+    );
     expect(partsOf(lateInput).some((part) => part.includes(NUDGE))).toBe(false);
 
     // A new user message whose history holds results of earlier requests: the nudge is back.
@@ -148,7 +175,11 @@ describe("the bridge's lessons, against the real app-server", () => {
     expect(lastRequestFor("read legacy.txt").toolNames).toContain("read_file");
     expect(call.function.name).toBe("functions.read_file");
     // The client's transcript store rewrote the name; the thread still matches and the call settles.
-    const echoed = { role: "assistant" as const, content: first.choices[0]!.message.content, tool_calls: [{ ...call, function: { ...call.function, name: "mcp__client__read_file" } }] };
+    const echoed = {
+      role: "assistant" as const,
+      content: first.choices[0]!.message.content,
+      tool_calls: [{ ...call, function: { ...call.function, name: "mcp__client__read_file" } }],
+    };
     messages.push(echoed, { role: "tool", tool_call_id: call.id, content: "LEGACY" });
     const second = await client.chat.completions.create({ model: "letta-code", messages, tools: [legacy] });
     expect(second.choices[0]!.message.content).toBe("results: LEGACY");
@@ -157,7 +188,11 @@ describe("the bridge's lessons, against the real app-server", () => {
   it("an older transcript with prefixed names seeds a new conversation with the plain names", async () => {
     const messages: ChatCompletionMessageParam[] = [
       { role: "user", content: "look at old.txt" },
-      { role: "assistant", content: null, tool_calls: [{ id: "old_1", type: "function", function: { name: "mcp__client__read_file", arguments: '{"path":"old.txt"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "old_1", type: "function", function: { name: "mcp__client__read_file", arguments: '{"path":"old.txt"}' } }],
+      },
       { role: "tool", tool_call_id: "old_1", content: "OLD CONTENT" },
       { role: "assistant", content: "It says OLD CONTENT." },
       { role: "user", content: "summarise that" },
@@ -171,7 +206,11 @@ describe("the bridge's lessons, against the real app-server", () => {
   });
 
   it("tools the client did not declare are never returned: the runtime's Bash, and a tool of an earlier request", async () => {
-    const bash = await client.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: "WHERE again" }], tools: [readFile] });
+    const bash = await client.chat.completions.create({
+      model: "letta-code",
+      messages: [{ role: "user", content: "WHERE again" }],
+      tools: [readFile],
+    });
     expect(bash.choices[0]!.finish_reason).toBe("stop");
     expect(bash.choices[0]!.message.tool_calls ?? []).toEqual([]);
 
@@ -197,9 +236,16 @@ describe("the bridge's lessons, against the real app-server", () => {
     const first = await client.chat.completions.create({ model: "letta-code", messages, tools: [readFile], stream: false });
     const calls = first.choices[0]!.message.tool_calls!;
     expect(first.choices[0]!.message.content).toBe("Reading both.");
-    expect(calls.map((call) => (call.type === "function" ? JSON.parse(call.function.arguments) : undefined))).toEqual([{ path: "a.txt" }, { path: "b.txt" }]);
+    expect(calls.map((call) => (call.type === "function" ? JSON.parse(call.function.arguments) : undefined))).toEqual([
+      { path: "a.txt" },
+      { path: "b.txt" },
+    ]);
     expect(new Set(calls.map((call) => call.id)).size).toBe(2);
-    messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: calls[0]!.id, content: "AAA" }, { role: "tool", tool_call_id: calls[1]!.id, content: "BBB" });
+    messages.push(
+      first.choices[0]!.message,
+      { role: "tool", tool_call_id: calls[0]!.id, content: "AAA" },
+      { role: "tool", tool_call_id: calls[1]!.id, content: "BBB" },
+    );
     const second = await client.chat.completions.create({ model: "letta-code", messages, tools: [readFile] });
     expect(second.choices[0]!.message.content).toBe("results: AAA | BBB");
   });

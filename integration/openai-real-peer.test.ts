@@ -11,7 +11,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { workspacesRoot } from "../src/session/isolated-workspace.js";
 import { startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import {
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../test/support/scripted-model-server.js";
 
 const API_KEY = "bridge-test-key";
 const readFile: ChatCompletionFunctionTool = {
@@ -25,7 +30,8 @@ const readFile: ChatCompletionFunctionTool = {
 
 /** "read <path>" → narration + read_file; after a tool result → "The file says: <text>"; "where" → the runtime's own Bash. */
 function script(request: ModelRequest): ScriptedReply {
-  if (request.lastMessage?.role === "tool") return { text: `The file says: ${request.toolResults.map((result) => result.text).join(" | ")}` };
+  if (request.lastMessage?.role === "tool")
+    return { text: `The file says: ${request.toolResults.map((result) => result.text).join(" | ")}` };
   const user = request.lastUserText;
   const read = /read (\S+)/.exec(user);
   if (read) return { text: "Let me read it.", toolCalls: [{ name: "read_file", arguments: { path: read[1] } }] };
@@ -112,7 +118,10 @@ describe("OpenAI chat bridge against the real app-server, with the real openai c
     expect(call.function.name).toBe("read_file");
     expect(JSON.parse(call.function.arguments)).toEqual({ path: "todo.md" });
 
-    messages.push({ role: "assistant", content: choice.message.content, tool_calls: choice.message.tool_calls }, { role: "tool", tool_call_id: call.id, content: "ship it" });
+    messages.push(
+      { role: "assistant", content: choice.message.content, tool_calls: choice.message.tool_calls },
+      { role: "tool", tool_call_id: call.id, content: "ship it" },
+    );
     const chunks: string[] = [];
     const raw = await client.chat.completions.create({ model: "letta-code", messages, tools: [readFile], stream: true });
     let finish: string | null = null;
@@ -133,7 +142,9 @@ describe("OpenAI chat bridge against the real app-server, with the real openai c
     expect(waiting).toHaveLength(1);
     const threadId = waiting[0]!.id;
     // The runtime is answered by the bridge's timeout (2 s here), and the waiting turn is stopped.
-    await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === threadId)?.waitingForTools).toBe(false), { timeout: 10_000 });
+    await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === threadId)?.waitingForTools).toBe(false), {
+      timeout: 10_000,
+    });
 
     // The client moves on with a new message (its history still holds the unanswered call).
     messages.push(first.choices[0]!.message, { role: "user", content: "never mind, say hi" });
@@ -143,7 +154,9 @@ describe("OpenAI chat bridge against the real app-server, with the real openai c
     // The same conversation: the runtime recorded the timeout as the call's result, then the stop.
     const history = requestFor("never mind, say hi").messages;
     const timedOut = history.find((message) => message.role === "tool");
-    expect(timedOut?.content).toBe("Error: tool read_file timed out after 2000 ms. It may have applied its effects: inspect state before retrying.");
+    expect(timedOut?.content).toBe(
+      "Error: tool read_file timed out after 2000 ms. It may have applied its effects: inspect state before retrying.",
+    );
     expect(bridge.threads().find((thread) => thread.id === threadId)).toMatchObject({ busy: false, waitingForTools: false });
   });
 });

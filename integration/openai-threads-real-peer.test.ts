@@ -9,13 +9,22 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import {
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../test/support/scripted-model-server.js";
 
 const KEY_A = "key-of-client-a";
 const KEY_B = "key-of-client-b";
 const readFile = {
   type: "function" as const,
-  function: { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+  function: {
+    name: "read_file",
+    description: "Reads a file",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
 };
 
 function script(request: ModelRequest): ScriptedReply {
@@ -54,7 +63,11 @@ afterAll(async () => {
 });
 
 /** One request: the answer's text, and the thread and conversation the bridge reported. */
-async function ask(client: OpenAI, messages: ChatCompletionMessageParam[], options: { headers?: Record<string, string>; tools?: boolean } = {}) {
+async function ask(
+  client: OpenAI,
+  messages: ChatCompletionMessageParam[],
+  options: { headers?: Record<string, string>; tools?: boolean } = {},
+) {
   const { data, response } = await client.chat.completions
     .create({ model: "letta-code", messages, ...(options.tools ? { tools: [readFile] } : {}) }, { headers: options.headers })
     .withResponse();
@@ -68,7 +81,10 @@ async function ask(client: OpenAI, messages: ChatCompletionMessageParam[], optio
 
 describe("threads of the OpenAI chat bridge", () => {
   it("without a key, a request continues the thread whose transcript it begins with", async () => {
-    const messages: ChatCompletionMessageParam[] = [{ role: "system", content: "be brief" }, { role: "user", content: "turn-1" }];
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "system", content: "be brief" },
+      { role: "user", content: "turn-1" },
+    ];
     const one = await ask(clientA, messages);
     expect(one.text).toBe("turn-1 (user turns seen: 1)");
     // A client may rewrite its system message every time: it is not part of the match.
@@ -96,12 +112,18 @@ describe("threads of the OpenAI chat bridge", () => {
     expect(threadA.agentId).not.toBe(threadB.agentId); // { create } agents are per key
     expect(b.message.tool_calls![0]!.id).not.toBe(a.message.tool_calls![0]!.id);
     // B replays A's transcript with A's call id: it is not A's thread, and A's call stays pending.
-    const replay: ChatCompletionMessageParam[] = [...first, a.message, { role: "tool", tool_call_id: a.message.tool_calls![0]!.id, content: "B-STOLE" }];
+    const replay: ChatCompletionMessageParam[] = [
+      ...first,
+      a.message,
+      { role: "tool", tool_call_id: a.message.tool_calls![0]!.id, content: "B-STOLE" },
+    ];
     const stolen = await ask(clientB, replay, { tools: true });
     expect(stolen.thread).not.toBe(a.thread);
     expect(bridge.threads().find((thread) => thread.id === a.thread)!.waitingForTools).toBe(true);
     // A's own follow-up settles A's call.
-    const own = await ask(clientA, [...first, a.message, { role: "tool", tool_call_id: a.message.tool_calls![0]!.id, content: "A-OWN" }], { tools: true });
+    const own = await ask(clientA, [...first, a.message, { role: "tool", tool_call_id: a.message.tool_calls![0]!.id, content: "A-OWN" }], {
+      tools: true,
+    });
     expect(own.text).toBe("results: A-OWN");
     expect(own.thread).toBe(a.thread);
   });
@@ -117,17 +139,29 @@ describe("threads of the OpenAI chat bridge", () => {
     const headers = { "x-toolrelay-thread": "editor-session-7" };
     const one = await ask(clientA, [{ role: "user", content: "turn-k1" }], { headers });
     expect(one.thread).toBe("editor-session-7");
-    const edited: ChatCompletionMessageParam[] = [{ role: "user", content: "turn-k1 (edited)" }, { role: "assistant", content: "something else" }, { role: "user", content: "turn-k2" }];
+    const edited: ChatCompletionMessageParam[] = [
+      { role: "user", content: "turn-k1 (edited)" },
+      { role: "assistant", content: "something else" },
+      { role: "user", content: "turn-k2" },
+    ];
     const two = await ask(clientA, edited, { headers });
     expect(two.conversation).toBe(one.conversation);
     expect(two.text).toBe("turn-k2 (user turns seen: 2)");
-    const viaMetadata = await clientA.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: "turn-k3" }], metadata: { thread_id: "editor-session-7" } });
+    const viaMetadata = await clientA.chat.completions.create({
+      model: "letta-code",
+      messages: [{ role: "user", content: "turn-k3" }],
+      metadata: { thread_id: "editor-session-7" },
+    });
     expect(viaMetadata.choices[0]!.message.content).toBe("turn-k3 (user turns seen: 3)");
   });
 
   it("an edited history without a key starts a new conversation that gets the history as context", async () => {
     const one = await ask(clientA, [{ role: "user", content: "turn-e1" }]);
-    const fork: ChatCompletionMessageParam[] = [{ role: "user", content: "turn-e1" }, { role: "assistant", content: "a reply the bridge never gave" }, { role: "user", content: "turn-e2" }];
+    const fork: ChatCompletionMessageParam[] = [
+      { role: "user", content: "turn-e1" },
+      { role: "assistant", content: "a reply the bridge never gave" },
+      { role: "user", content: "turn-e2" },
+    ];
     const two = await ask(clientA, fork);
     expect(two.conversation).not.toBe(one.conversation);
     const seeded = JSON.stringify(model.requests.find((request) => request.lastUserText === "turn-e2")!.lastMessage);
@@ -138,21 +172,29 @@ describe("threads of the OpenAI chat bridge", () => {
     const headers = { "x-toolrelay-thread": "busy-thread" };
     const slow = ask(clientA, [{ role: "user", content: "SLOW one" }], { headers });
     await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === "busy-thread")?.busy).toBe(true), { timeout: 10_000 });
-    await expect(ask(clientA, [{ role: "user", content: "turn-x" }], { headers })).rejects.toMatchObject({ status: 409, code: "thread_busy" });
+    await expect(ask(clientA, [{ role: "user", content: "turn-x" }], { headers })).rejects.toMatchObject({
+      status: 409,
+      code: "thread_busy",
+    });
     expect((await slow).text).toBe("slow answer");
   });
 
   it("a client that goes away mid-stream stops the turn; the thread answers the next request", async () => {
     const headers = { "x-toolrelay-thread": "leaving-thread" };
     const controller = new AbortController();
-    const stream = await clientA.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: "SLOW leave" }], stream: true }, { headers, signal: controller.signal });
+    const stream = await clientA.chat.completions.create(
+      { model: "letta-code", messages: [{ role: "user", content: "SLOW leave" }], stream: true },
+      { headers, signal: controller.signal },
+    );
     const finishes: Array<string | null | undefined> = [];
     for await (const chunk of stream) {
       finishes.push(chunk.choices[0]?.finish_reason);
       controller.abort();
     }
     expect(finishes).toEqual([null]); // only the opening chunk: the answer never finished
-    await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === "leaving-thread")?.busy).toBe(false), { timeout: 10_000 });
+    await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === "leaving-thread")?.busy).toBe(false), {
+      timeout: 10_000,
+    });
     const next = await ask(clientA, [{ role: "user", content: "turn-back" }], { headers });
     expect(next.text).toContain("turn-back");
     // The runtime was told to stop the turn the client left.

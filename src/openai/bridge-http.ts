@@ -59,7 +59,12 @@ export function checkOrigin(
   const origin = request.headers.origin;
   if (origin === undefined) return {};
   if (!options.allowedOrigins.includes(origin)) {
-    throw new ChatApiError(403, "permission_error", "origin_not_allowed", "browser requests (an Origin header) are not accepted from this origin");
+    throw new ChatApiError(
+      403,
+      "permission_error",
+      "origin_not_allowed",
+      "browser requests (an Origin header) are not accepted from this origin",
+    );
   }
   return {
     "access-control-allow-origin": origin,
@@ -112,5 +117,10 @@ function unauthorized(message: string): ChatApiError {
 }
 
 function tooLarge(maxBytes: number): ChatApiError {
-  return new ChatApiError(413, "invalid_request_error", "body_too_large", `the request body is larger than ${maxBytes} bytes (maxBodyBytes)`);
+  return new ChatApiError(
+    413,
+    "invalid_request_error",
+    "body_too_large",
+    `the request body is larger than ${maxBytes} bytes (maxBodyBytes)`,
+  );
 }

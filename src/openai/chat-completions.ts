@@ -37,21 +37,39 @@ export async function answerChatCompletion(
   const { options, directory } = context;
   const request = parseChatRequest(body);
   if (request.model !== options.modelId) {
-    throw new ChatApiError(404, "not_found_error", "model_not_found", `the model "${request.model}" does not exist here; this bridge serves "${options.modelId}"`, { param: "model" });
+    throw new ChatApiError(
+      404,
+      "not_found_error",
+      "model_not_found",
+      `the model "${request.model}" does not exist here; this bridge serves "${options.modelId}"`,
+      { param: "model" },
+    );
   }
   const key = threadKeyOf(request, http.request, options);
   const fingerprints = fingerprintTranscript(request.messages);
   const system = lastSystemText(request.messages);
   let thread = key !== undefined ? await directory.byId(principal, key) : directory.byTranscript(principal, fingerprints);
-  if (thread?.busy) throw new ChatApiError(409, "conflict_error", "thread_busy", `thread ${thread.id} is answering another request; send one request at a time`);
+  if (thread?.busy)
+    throw new ChatApiError(
+      409,
+      "conflict_error",
+      "thread_busy",
+      `thread ${thread.id} is answering another request; send one request at a time`,
+    );
   const { tail } = requestTail(fingerprints, thread?.transcript ?? EMPTY_TRANSCRIPT, system);
   if (thread === undefined) {
     if (tail.userParts.length === 0 && tail.toolResults.length === 0) {
-      throw ChatApiError.invalid("nothing_to_answer", "the request's last message is the assistant's: there is nothing to answer", "messages");
+      throw ChatApiError.invalid(
+        "nothing_to_answer",
+        "the request's last message is the assistant's: there is nothing to answer",
+        "messages",
+      );
     }
     const id = key ?? `thread_${randomBytes(12).toString("base64url")}`;
     thread = await directory.add(principal, id, () =>
-      context.agentFor(principal, (agent) => ChatThread.open({ id, principal, bridge: options, backend: context.backend, agent, tools: request.tools })),
+      context.agentFor(principal, (agent) =>
+        ChatThread.open({ id, principal, bridge: options, backend: context.backend, agent, tools: request.tools }),
+      ),
     );
   }
   const controller = new AbortController();

@@ -68,13 +68,21 @@ const message = z.discriminatedUnion(
   "role",
   [
     z.object({ role: z.enum(["system", "developer"]), content: contentOf(textPart) }),
-    z.object({ role: z.literal("user"), content: contentOf(z.discriminatedUnion("type", [textPart, imagePart], { error: 'must be a "text" or "image_url" part' })) }),
+    z.object({
+      role: z.literal("user"),
+      content: contentOf(z.discriminatedUnion("type", [textPart, imagePart], { error: 'must be a "text" or "image_url" part' })),
+    }),
     z.object({
       role: z.literal("assistant"),
       content: z.union([contentOf(z.union([textPart, z.object({ type: z.literal("refusal"), refusal: text })])), z.null()]).optional(),
       tool_calls: z.array(toolCall, { error: "must be an array" }).optional(),
     }),
-    z.object({ role: z.literal("tool"), content: contentOf(textPart), tool_call_id: text.min(1, "must not be empty"), name: text.optional() }),
+    z.object({
+      role: z.literal("tool"),
+      content: contentOf(textPart),
+      tool_call_id: text.min(1, "must not be empty"),
+      name: text.optional(),
+    }),
   ],
   { error: 'must have a role of "system", "developer", "user", "assistant" or "tool"' },
 );
@@ -102,7 +110,10 @@ const requestSchema = z.object({
     .nullable()
     .optional(),
   user: text.max(256, "must be at most 256 characters").optional(),
-  metadata: z.record(z.string(), z.string({ error: "must be a string" }), { error: "must be an object of strings" }).nullable().optional(),
+  metadata: z
+    .record(z.string(), z.string({ error: "must be a string" }), { error: "must be an object of strings" })
+    .nullable()
+    .optional(),
   n: z.number().nullable().optional(),
 });
 
@@ -112,12 +123,18 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw ChatApiError.invalid("invalid_body", "the request body must be a JSON object");
   }
   for (const legacy of ["functions", "function_call"]) {
-    if (legacy in body) throw ChatApiError.invalid("unsupported_parameter", `"${legacy}" is not supported: declare tools with "tools"`, legacy);
+    if (legacy in body)
+      throw ChatApiError.invalid("unsupported_parameter", `"${legacy}" is not supported: declare tools with "tools"`, legacy);
   }
   const messages: unknown = (body as { messages?: unknown }).messages;
   if (Array.isArray(messages)) {
     const index = messages.findIndex((message) => !ROLES.has((message as { role?: unknown } | null)?.role as string));
-    if (index >= 0) throw ChatApiError.invalid("invalid_request", `invalid request: messages[${index}]: must have a role of "system", "developer", "user", "assistant" or "tool"`, `messages.${index}.role`);
+    if (index >= 0)
+      throw ChatApiError.invalid(
+        "invalid_request",
+        `invalid request: messages[${index}]: must have a role of "system", "developer", "user", "assistant" or "tool"`,
+        `messages.${index}.role`,
+      );
   }
   const parsed = requestSchema.safeParse(body);
   if (!parsed.success) {
@@ -133,7 +150,11 @@ export function parseChatRequest(body: unknown): ChatRequest {
   for (const declared of tools) {
     const earlier = seen.get(declared.name);
     if (earlier !== undefined) {
-      throw ChatApiError.invalid("duplicate_tool", `tools "${earlier}" and "${declared.declaredName}" both name the tool "${declared.name}"`, "tools");
+      throw ChatApiError.invalid(
+        "duplicate_tool",
+        `tools "${earlier}" and "${declared.declaredName}" both name the tool "${declared.name}"`,
+        "tools",
+      );
     }
     seen.set(declared.name, declared.declaredName);
   }
@@ -143,7 +164,12 @@ export function parseChatRequest(body: unknown): ChatRequest {
     stream: request.stream === true,
     messages: request.messages.map(toChatMessage),
     tools,
-    toolChoice: choice === undefined || choice === null ? "auto" : typeof choice === "string" ? choice : { name: normalizeToolName(choice.function.name) },
+    toolChoice:
+      choice === undefined || choice === null
+        ? "auto"
+        : typeof choice === "string"
+          ? choice
+          : { name: normalizeToolName(choice.function.name) },
     user: request.user,
     metadata: request.metadata ?? undefined,
   };
@@ -166,16 +192,28 @@ function toChatMessage(input: z.infer<typeof message>): ChatMessage {
     case "user":
       return {
         role: "user",
-        parts: typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content.map((part) => (part.type === "text" ? part : { type: "image", url: part.image_url.url })),
+        parts:
+          typeof input.content === "string"
+            ? [{ type: "text", text: input.content }]
+            : input.content.map((part) => (part.type === "text" ? part : { type: "image", url: part.image_url.url })),
       };
     case "assistant":
       return {
         role: "assistant",
         text: input.content === undefined || input.content === null ? "" : flatten(input.content),
-        toolCalls: (input.tool_calls ?? []).map((call) => ({ id: call.id, name: normalizeToolName(call.function.name), arguments: call.function.arguments })),
+        toolCalls: (input.tool_calls ?? []).map((call) => ({
+          id: call.id,
+          name: normalizeToolName(call.function.name),
+          arguments: call.function.arguments,
+        })),
       };
     case "tool":
-      return { role: "tool", toolCallId: input.tool_call_id, text: flatten(input.content), name: input.name === undefined ? undefined : normalizeToolName(input.name) };
+      return {
+        role: "tool",
+        toolCallId: input.tool_call_id,
+        text: flatten(input.content),
+        name: input.name === undefined ? undefined : normalizeToolName(input.name),
+      };
   }
 }
 

@@ -53,7 +53,10 @@ interface RequestPlan {
   fingerprints: TranscriptFingerprints;
 }
 
-type StreamOutcome = { kind: "tool_calls"; calls: ReturnedToolCall[] } | { kind: "end"; result: TurnResult } | { kind: "failed"; error: ToolrelayError };
+type StreamOutcome =
+  | { kind: "tool_calls"; calls: ReturnedToolCall[] }
+  | { kind: "end"; result: TurnResult }
+  | { kind: "failed"; error: ToolrelayError };
 
 export class ChatThread {
   readonly id: string;
@@ -137,8 +140,20 @@ export class ChatThread {
    * {@link ChatApiError}) before `createSink` is called; after it, failures go to the sink.
    * Resolves with the new transcript fingerprint, or `undefined` when the answer did not complete.
    */
-  async serve(request: ChatRequest, fingerprints: TranscriptFingerprints, tail: RequestTail, createSink: () => CompletionSink, signal: AbortSignal): Promise<string | undefined> {
-    if (this.#busy) throw new ChatApiError(409, "conflict_error", "thread_busy", `thread ${this.id} is answering another request; send one request at a time`);
+  async serve(
+    request: ChatRequest,
+    fingerprints: TranscriptFingerprints,
+    tail: RequestTail,
+    createSink: () => CompletionSink,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    if (this.#busy)
+      throw new ChatApiError(
+        409,
+        "conflict_error",
+        "thread_busy",
+        `thread ${this.id} is answering another request; send one request at a time`,
+      );
     this.#busy = true;
     try {
       const plan = await this.#prepare(request, fingerprints, tail);
@@ -161,7 +176,10 @@ export class ChatThread {
   async #prepare(request: ChatRequest, fingerprints: TranscriptFingerprints, tail: RequestTail): Promise<RequestPlan> {
     await this.#stopping;
     const { timers, session } = this.#options.bridge;
-    await updateSessionTools(this.#session!, this.#tools, this.#offered(request.toolChoice === "none" ? [] : request.tools), { timers, timeoutMs: session.requestTimeoutMs ?? 30_000 });
+    await updateSessionTools(this.#session!, this.#tools, this.#offered(request.toolChoice === "none" ? [] : request.tools), {
+      timers,
+      timeoutMs: session.requestTimeoutMs ?? 30_000,
+    });
     let continuing = false;
     let stopFirst = false;
     const late: RequestTail["toolResults"] = [];
@@ -179,12 +197,19 @@ export class ChatThread {
     const names = this.#tools.declared.map((tool) => tool.name);
     const input = buildTurnInput(tail, {
       changedSystem,
-      lateResults: late.map((result) => ({ ...result, name: this.#calls.nameOf(result.toolCallId) ?? result.name ?? nameInHistory(fingerprints.messages, result.toolCallId) })),
+      lateResults: late.map((result) => ({
+        ...result,
+        name: this.#calls.nameOf(result.toolCallId) ?? result.name ?? nameInHistory(fingerprints.messages, result.toolCallId),
+      })),
       nudge: names.length > 0 ? this.#options.bridge.toolNudge?.(names) : undefined,
       maxHistoryChars: this.#options.bridge.maxHistoryChars,
     });
     if (!continuing && input === undefined) {
-      throw ChatApiError.invalid("nothing_to_answer", "the request brings no new user message or tool result for this thread (its last message is the assistant's)", "messages");
+      throw ChatApiError.invalid(
+        "nothing_to_answer",
+        "the request brings no new user message or tool result for this thread (its last message is the assistant's)",
+        "messages",
+      );
     }
     return { continuing, stopFirst, input, system: tail.system, fingerprints };
   }
@@ -202,7 +227,11 @@ export class ChatThread {
         const outcome = await this.#stream(this.#inbox, sink);
         if (outcome.kind === "tool_calls") {
           sink.finish("tool_calls", outcome.calls);
-          return { role: "assistant", text: sink.content, toolCalls: outcome.calls.map((call) => ({ ...call, name: normalizeToolName(call.name) })) };
+          return {
+            role: "assistant",
+            text: sink.content,
+            toolCalls: outcome.calls.map((call) => ({ ...call, name: normalizeToolName(call.name) })),
+          };
         }
         if (outcome.kind === "failed") {
           sink.fail(ChatApiError.upstream(`the agent's turn failed: ${outcome.error.message}`, outcome.error));

@@ -53,7 +53,9 @@ Options:
   --help                     print this text
 
 Bounds (defaults in docs/openai-bridge.md):
-${Object.keys(BOUND_FLAGS).map((flag) => `  --${flag} <n>`).join("\n")}
+${Object.keys(BOUND_FLAGS)
+  .map((flag) => `  --${flag} <n>`)
+  .join("\n")}
 `;
 
 /** Where the CLI writes. */
@@ -71,7 +73,11 @@ const processIo: OpenAiCliIo = {
 export class OpenAiCliUsageError extends Error {}
 
 /** Turns arguments into bridge options (`undefined` for `--help`). `env` supplies the tokens. */
-export function parseOpenAiCliArguments(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: OpenAiCliIo = processIo): OpenAiBridgeOptions | undefined {
+export function parseOpenAiCliArguments(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  io: OpenAiCliIo = processIo,
+): OpenAiBridgeOptions | undefined {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
@@ -129,7 +135,8 @@ export function parseOpenAiCliArguments(argv: readonly string[], env: NodeJS.Pro
   if (workspace !== undefined) options.workspace = workspace === "isolated" || workspace === "runtime" ? workspace : { cwd: workspace };
   const mode = text("mode");
   if (mode !== undefined) {
-    if (!["standard", "acceptEdits", "unrestricted", "strict"].includes(mode)) throw new OpenAiCliUsageError("--mode must be standard, acceptEdits, unrestricted or strict");
+    if (!["standard", "acceptEdits", "unrestricted", "strict"].includes(mode))
+      throw new OpenAiCliUsageError("--mode must be standard, acceptEdits, unrestricted or strict");
     options.session = { mode: mode as PermissionMode };
   }
   if (values["no-tool-nudge"]) options.toolNudge = false;
@@ -145,7 +152,9 @@ export function parseOpenAiCliArguments(argv: readonly string[], env: NodeJS.Pro
     const value = text(flag);
     if (value !== undefined) options[option] = integer(flag, value);
   }
-  if (values.verbose) options.onError = (error, context) => io.stderr(`[toolrelay-openai] ${context.threadId ? `thread ${context.threadId}: ` : ""}${error.message}`);
+  if (values.verbose)
+    options.onError = (error, context) =>
+      io.stderr(`[toolrelay-openai] ${context.threadId ? `thread ${context.threadId}: ` : ""}${error.message}`);
   return options;
 }
 
@@ -153,7 +162,11 @@ export function parseOpenAiCliArguments(argv: readonly string[], env: NodeJS.Pro
  * Runs the CLI: starts the bridge and prints its address. Resolves with the running bridge, or
  * `undefined` after `--help` or an error (then `process.exitCode` is 2 for usage, 1 otherwise).
  */
-export async function runOpenAiCli(argv: readonly string[], io: OpenAiCliIo = processIo, env: NodeJS.ProcessEnv = process.env): Promise<OpenAiBridge | undefined> {
+export async function runOpenAiCli(
+  argv: readonly string[],
+  io: OpenAiCliIo = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<OpenAiBridge | undefined> {
   let options: OpenAiBridgeOptions | undefined;
   try {
     options = parseOpenAiCliArguments(argv, env, io);
@@ -170,7 +183,9 @@ export async function runOpenAiCli(argv: readonly string[], io: OpenAiCliIo = pr
     const bridge = await startOpenAiBridge(options);
     io.stdout(`OpenAI bridge listening on ${bridge.url}`);
     const keys = options.apiKeys?.length ?? 0;
-    io.stderr(`[toolrelay-openai] model "${options.modelId ?? "letta-code"}"; tools run by the ${options.toolExecution ?? "client"}; ${keys === 0 ? "no API keys (loopback only)" : `${keys} API key(s)`}`);
+    io.stderr(
+      `[toolrelay-openai] model "${options.modelId ?? "letta-code"}"; tools run by the ${options.toolExecution ?? "client"}; ${keys === 0 ? "no API keys (loopback only)" : `${keys} API key(s)`}`,
+    );
     return bridge;
   } catch (error) {
     io.stderr(`toolrelay-openai: ${isToolrelayError(error) ? error.message : `the bridge failed to start: ${(error as Error).message}`}`);
@@ -194,7 +209,8 @@ function backendOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Bac
   } catch {
     throw new OpenAiCliUsageError("--backend-json is not valid JSON");
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new OpenAiCliUsageError("--backend-json must be a JSON object");
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new OpenAiCliUsageError("--backend-json must be a JSON object");
   return parsed as BackendOptions;
 }
 

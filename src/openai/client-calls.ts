@@ -130,7 +130,16 @@ export class ClientCalls {
   }
 
   #create(runtimeId: string, tool: ChatTool, input: unknown): ClientCall {
-    return { id: `call_${randomBytes(12).toString("base64url")}`, runtimeId, tool, input, returned: false, waiter: undefined, held: undefined, ended: undefined };
+    return {
+      id: `call_${randomBytes(12).toString("base64url")}`,
+      runtimeId,
+      tool,
+      input,
+      returned: false,
+      waiter: undefined,
+      held: undefined,
+      ended: undefined,
+    };
   }
 
   #end(call: ClientCall, end: ClientCallEnd, text?: string): void {

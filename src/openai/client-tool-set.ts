@@ -8,7 +8,15 @@
  */
 import { canonicalJson } from "../calls/index.js";
 import { isToolrelayError } from "../errors.js";
-import { defineTool, defineToolSource, type ClientTool, type JsonSchemaObject, type OpenToolSource, type ToolCallContext, type ToolSource } from "../tools/index.js";
+import {
+  defineTool,
+  defineToolSource,
+  type ClientTool,
+  type JsonSchemaObject,
+  type OpenToolSource,
+  type ToolCallContext,
+  type ToolSource,
+} from "../tools/index.js";
 import { ChatApiError } from "./chat-api-error.js";
 import type { ChatTool } from "./chat-request.js";
 
@@ -86,7 +94,11 @@ export class ClientToolSet {
       });
     } catch (error) {
       const reason = isToolrelayError(error) ? error.message : String(error);
-      throw ChatApiError.invalid("invalid_tool", `tools[${index}] ("${tool.declaredName}") cannot be offered to the agent: ${reason}`, `tools[${index}]`);
+      throw ChatApiError.invalid(
+        "invalid_tool",
+        `tools[${index}] ("${tool.declaredName}") cannot be offered to the agent: ${reason}`,
+        `tools[${index}]`,
+      );
     }
   }
 }

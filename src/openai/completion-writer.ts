@@ -85,7 +85,11 @@ export class JsonCompletionWriter extends BaseWriter {
   protected onText(): void {}
 
   protected onFinish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
-    const message: Record<string, unknown> = { role: "assistant", content: this.content === "" && toolCalls.length > 0 ? null : this.content, refusal: null };
+    const message: Record<string, unknown> = {
+      role: "assistant",
+      content: this.content === "" && toolCalls.length > 0 ? null : this.content,
+      refusal: null,
+    };
     if (toolCalls.length > 0) message.tool_calls = toolCalls.map(wireToolCall);
     sendJson(
       this.options.response,
@@ -112,7 +116,12 @@ export class StreamCompletionWriter extends BaseWriter {
 
   constructor(options: CompletionWriterOptions) {
     super(options);
-    options.response.writeHead(200, { ...options.headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    options.response.writeHead(200, {
+      ...options.headers,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
     options.response.flushHeaders();
     this.#chunk({ role: "assistant", content: "" }, null);
     options.response.once("close", () => this.#stopKeepAlive());
@@ -123,7 +132,9 @@ export class StreamCompletionWriter extends BaseWriter {
   }
 
   protected onFinish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
-    toolCalls.forEach((call, index) => this.#chunk({ tool_calls: [{ index, ...wireToolCall(call) }] }, null));
+    toolCalls.forEach((call, index) => {
+      this.#chunk({ tool_calls: [{ index, ...wireToolCall(call) }] }, null);
+    });
     this.#chunk({}, reason);
     this.#end("data: [DONE]\n\n");
   }
@@ -133,7 +144,13 @@ export class StreamCompletionWriter extends BaseWriter {
   }
 
   #chunk(delta: Record<string, unknown>, finishReason: FinishReason | null): void {
-    const chunk = { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.options.model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
+    const chunk = {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.options.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    };
     this.options.response.write(`data: ${JSON.stringify(chunk)}\n\n`);
     this.#armKeepAlive();
   }

@@ -80,7 +80,8 @@ export async function startOpenAiBridge(bridgeOptions: OpenAiBridgeOptions): Pro
         sendJson(response, 200, { object: "list", data: [modelEntry(options.modelId)] }, cors);
       } else if (request.method === "GET" && (path.startsWith("/v1/models/") || path.startsWith("/models/"))) {
         const id = decodeURIComponent(path.slice(path.lastIndexOf("/models/") + "/models/".length));
-        if (id !== options.modelId) throw new ChatApiError(404, "not_found_error", "model_not_found", `the model "${id}" does not exist here`);
+        if (id !== options.modelId)
+          throw new ChatApiError(404, "not_found_error", "model_not_found", `the model "${id}" does not exist here`);
         sendJson(response, 200, modelEntry(id), cors);
       } else if (path === "/v1/chat/completions" || path === "/chat/completions") {
         if (request.method !== "POST") throw new ChatApiError(405, "invalid_request_error", "method_not_allowed", "use POST");
@@ -120,7 +121,9 @@ export async function startOpenAiBridge(bridgeOptions: OpenAiBridgeOptions): Pro
     });
   } catch (error) {
     await spawned?.stop();
-    throw new ToolrelayError("CONNECT_FAILED", `the bridge cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error });
+    throw new ToolrelayError("CONNECT_FAILED", `the bridge cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;

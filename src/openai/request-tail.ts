@@ -33,7 +33,11 @@ export interface RequestTail {
  * ({@link EMPTY_TRANSCRIPT} for a new thread). Returns the index into `fingerprints.prefixes` the
  * transcript matched, or -1.
  */
-export function requestTail(fingerprints: TranscriptFingerprints, transcript: string, system: string | undefined): { tail: RequestTail; matched: number } {
+export function requestTail(
+  fingerprints: TranscriptFingerprints,
+  transcript: string,
+  system: string | undefined,
+): { tail: RequestTail; matched: number } {
   const { messages, prefixes } = fingerprints;
   const matched = transcript === EMPTY_TRANSCRIPT ? -1 : prefixes.lastIndexOf(transcript);
   let start: number;
@@ -49,7 +53,9 @@ export function requestTail(fingerprints: TranscriptFingerprints, transcript: st
     tail: {
       messages: tail,
       history,
-      toolResults: tail.flatMap((message) => (message.role === "tool" ? [{ toolCallId: message.toolCallId, text: message.text, name: message.name }] : [])),
+      toolResults: tail.flatMap((message) =>
+        message.role === "tool" ? [{ toolCallId: message.toolCallId, text: message.text, name: message.name }] : [],
+      ),
       userParts: tail.flatMap((message) => (message.role === "user" ? message.parts : [])),
       clientAssistantTexts: tail.flatMap((message) => (message.role === "assistant" && message.text.trim() !== "" ? [message.text] : [])),
       system,

@@ -53,7 +53,11 @@ const nonEmpty = z.string({ error: "must be a string" }).min(1, "must not be emp
 
 const bridgeSchema = z.object({
   toolExecution: z.enum(["client", "runtime"], { error: 'must be "client" or "runtime"' }).optional(),
-  workspace: z.union([z.literal("isolated"), z.literal("runtime"), z.strictObject({ cwd: nonEmpty })], { error: 'must be "isolated", "runtime" or { cwd }' }).optional(),
+  workspace: z
+    .union([z.literal("isolated"), z.literal("runtime"), z.strictObject({ cwd: nonEmpty })], {
+      error: 'must be "isolated", "runtime" or { cwd }',
+    })
+    .optional(),
   port: nonNegativeInteger.max(65_535, "must be at most 65535").optional(),
   host: nonEmpty.optional(),
   apiKeys: z.array(nonEmpty.regex(/^\S+$/, "must not contain white space"), { error: "must be an array of strings" }).optional(),
@@ -63,7 +67,9 @@ const bridgeSchema = z.object({
   maxBodyBytes: positiveInteger.optional(),
   maxThreads: positiveInteger.optional(),
   threadIdleMs: positiveInteger.optional(),
-  toolResultTimeoutMs: positiveInteger.max(MAX_TOOL_TIMEOUT_MS, `must be at most ${MAX_TOOL_TIMEOUT_MS} (the runtime stops waiting after 300 s)`).optional(),
+  toolResultTimeoutMs: positiveInteger
+    .max(MAX_TOOL_TIMEOUT_MS, `must be at most ${MAX_TOOL_TIMEOUT_MS} (the runtime stops waiting after 300 s)`)
+    .optional(),
   toolNudge: z.union([z.string(), z.literal(false), aFunction], { error: "must be a string, false or a function" }).optional(),
   maxHistoryChars: nonNegativeInteger.optional(),
   threadKeys: z
@@ -86,7 +92,8 @@ export function resolveBridgeOptions(options: OpenAiBridgeOptions): ResolvedBrid
   const unknown = Object.keys(own).filter((key) => !(key in bridgeSchema.shape));
   if (unknown.length > 0) throw invalid(`invalid bridge options: ${unknown.map((key) => `"${key}"`).join(", ")} is not an option`);
   for (const key of ["backend", "agent", "conversation", "tools", "workspace", "signal"]) {
-    if (session !== null && typeof session === "object" && key in session) throw invalid(`options.session.${key} is set by the bridge itself`);
+    if (session !== null && typeof session === "object" && key in session)
+      throw invalid(`options.session.${key} is set by the bridge itself`);
   }
   // The backend, the agent and the per-thread session options, with createSession's own checks.
   validateSessionOptions({ ...session, backend, agent });
@@ -94,11 +101,14 @@ export function resolveBridgeOptions(options: OpenAiBridgeOptions): ResolvedBrid
   const toolExecution = own.toolExecution ?? "client";
   const workspace = own.workspace ?? defaultWorkspace(backend, toolExecution);
   if (workspace === "isolated" && backend.kind !== "local") {
-    throw invalid('workspace "isolated" applies to a local backend only: a remote runtime\'s cwd is on its own machine (give { cwd } or "runtime")');
+    throw invalid(
+      'workspace "isolated" applies to a local backend only: a remote runtime\'s cwd is on its own machine (give { cwd } or "runtime")',
+    );
   }
   const host = own.host ?? "127.0.0.1";
   const apiKeys = own.apiKeys ?? [];
-  if (apiKeys.length === 0 && !isLoopbackHost(host)) throw invalid(`host ${host} is not a loopback address: give apiKeys to expose the bridge`);
+  if (apiKeys.length === 0 && !isLoopbackHost(host))
+    throw invalid(`host ${host} is not a loopback address: give apiKeys to expose the bridge`);
   const nudge = own.toolNudge;
   return {
     backend,
@@ -115,7 +125,12 @@ export function resolveBridgeOptions(options: OpenAiBridgeOptions): ResolvedBrid
     maxThreads: own.maxThreads ?? 64,
     threadIdleMs: own.threadIdleMs ?? 30 * 60_000,
     toolResultTimeoutMs: own.toolResultTimeoutMs ?? 240_000,
-    toolNudge: nudge === false ? undefined : typeof nudge === "string" ? () => nudge : ((nudge as ((names: readonly string[]) => string) | undefined) ?? defaultToolNudge),
+    toolNudge:
+      nudge === false
+        ? undefined
+        : typeof nudge === "string"
+          ? () => nudge
+          : ((nudge as ((names: readonly string[]) => string) | undefined) ?? defaultToolNudge),
     maxHistoryChars: own.maxHistoryChars ?? 32_000,
     threadKeys: {
       header: own.threadKeys?.header === false ? undefined : (own.threadKeys?.header ?? "x-toolrelay-thread").toLowerCase(),
@@ -134,7 +149,7 @@ function defaultWorkspace(backend: BackendOptions, toolExecution: ToolExecution)
   if (backend.kind === "local") return "isolated";
   throw invalid(
     'toolExecution "client" needs an empty workspace for the runtime, and on a remote backend the bridge cannot make one: ' +
-      'set workspace to { cwd } (an empty directory on the runtime\'s machine) or "runtime" (its own, when you know it holds nothing the agent could use instead of the client\'s tools, e.g. a fresh sandbox)',
+      "set workspace to { cwd } (an empty directory on the runtime's machine) or \"runtime\" (its own, when you know it holds nothing the agent could use instead of the client's tools, e.g. a fresh sandbox)",
   );
 }
 

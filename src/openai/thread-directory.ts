@@ -92,7 +92,8 @@ export class ThreadDirectory {
   committed(thread: ChatThread, transcript: string | undefined): void {
     if (transcript !== undefined) {
       const previous = this.#transcriptOf.get(thread);
-      if (previous !== undefined && this.#byTranscript.get(slot(thread.principal, previous)) === thread) this.#byTranscript.delete(slot(thread.principal, previous));
+      if (previous !== undefined && this.#byTranscript.get(slot(thread.principal, previous)) === thread)
+        this.#byTranscript.delete(slot(thread.principal, previous));
       this.#byTranscript.set(slot(thread.principal, transcript), thread);
       this.#transcriptOf.set(thread, transcript);
     }
@@ -105,7 +106,8 @@ export class ThreadDirectory {
     const key = slot(thread.principal, thread.id);
     if (this.#threads.get(key) === thread) this.#threads.delete(key);
     const transcript = this.#transcriptOf.get(thread);
-    if (transcript !== undefined && this.#byTranscript.get(slot(thread.principal, transcript)) === thread) this.#byTranscript.delete(slot(thread.principal, transcript));
+    if (transcript !== undefined && this.#byTranscript.get(slot(thread.principal, transcript)) === thread)
+      this.#byTranscript.delete(slot(thread.principal, transcript));
     this.#transcriptOf.delete(thread);
     await thread.close();
   }
@@ -142,7 +144,12 @@ export class ThreadDirectory {
       if (idle(thread) && (oldest === undefined || thread.lastUsedAt < oldest.lastUsedAt)) oldest = thread;
     }
     if (oldest === undefined) {
-      throw new ChatApiError(429, "rate_limit_error", "too_many_threads", `${this.#options.maxThreads} threads are open and none is idle (maxThreads); try again later`);
+      throw new ChatApiError(
+        429,
+        "rate_limit_error",
+        "too_many_threads",
+        `${this.#options.maxThreads} threads are open and none is idle (maxThreads); try again later`,
+      );
     }
     await this.remove(oldest);
   }
@@ -156,7 +163,8 @@ export class ThreadDirectory {
     if (this.#threads.size === 0) return;
     const now = timers.now();
     let next = Infinity;
-    for (const thread of this.#threads.values()) next = Math.min(next, idle(thread) ? thread.lastUsedAt + threadIdleMs : now + threadIdleMs);
+    for (const thread of this.#threads.values())
+      next = Math.min(next, idle(thread) ? thread.lastUsedAt + threadIdleMs : now + threadIdleMs);
     this.#timer = timers.setTimeout(() => void this.#expire(), Math.max(0, next - now));
     unrefTimer(this.#timer);
   }

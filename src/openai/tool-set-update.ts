@@ -16,7 +16,12 @@ import type { ClientToolSet } from "./client-tool-set.js";
 const REGISTRATION_FAILURES = new Set(["REQUEST_FAILED", "REQUEST_TIMEOUT", "CONNECTION_CLOSED"]);
 
 /** Resolves when `tools` are registered (at once when nothing changed); rejects with a 400 for a tool that cannot be offered, a 502 when the runtime did not take them. */
-export async function updateSessionTools(session: Session, set: ClientToolSet, tools: readonly ChatTool[], options: { timers: Timers; timeoutMs: number }): Promise<void> {
+export async function updateSessionTools(
+  session: Session,
+  set: ClientToolSet,
+  tools: readonly ChatTool[],
+  options: { timers: Timers; timeoutMs: number },
+): Promise<void> {
   const { timers, timeoutMs } = options;
   let cleanup = (): void => {};
   // Listen before the update: the session starts re-registering inside it.

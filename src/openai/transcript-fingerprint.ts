@@ -30,7 +30,10 @@ export function canonicalMessage(message: ChatMessage): string | undefined {
     case "system":
       return undefined;
     case "user": {
-      const text = message.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("").trim();
+      const text = message.parts
+        .flatMap((part) => (part.type === "text" ? [part.text] : []))
+        .join("")
+        .trim();
       const images = message.parts.flatMap((part) => (part.type === "image" ? [digest(part.url)] : []));
       return JSON.stringify(["user", text, images]);
     }

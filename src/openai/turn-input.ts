@@ -50,7 +50,9 @@ export function buildTurnInput(tail: RequestTail, context: TurnInputContext): Me
 /** Earlier messages as plain lines, oldest first, at most `maxChars` (the newest kept). */
 export function renderHistory(messages: readonly ChatMessage[], maxChars: number): string {
   // A tool message rarely names its tool: take the name from the call it answers.
-  const callNames = new Map(messages.flatMap((message) => (message.role === "assistant" ? message.toolCalls.map((call) => [call.id, call.name] as const) : [])));
+  const callNames = new Map(
+    messages.flatMap((message) => (message.role === "assistant" ? message.toolCalls.map((call) => [call.id, call.name] as const) : [])),
+  );
   const lines = messages.map((message) => renderMessage(message, callNames)).filter((line) => line !== "");
   let total = 0;
   let first = lines.length;
@@ -67,7 +69,9 @@ function renderMessage(message: ChatMessage, callNames: ReadonlyMap<string, stri
     case "user":
       return `[user] ${message.parts.map((part) => (part.type === "text" ? part.text : "[image]")).join("")}`;
     case "assistant": {
-      const calls = message.toolCalls.map((call) => `\n[assistant called ${call.name} (id ${call.id}) with ${call.arguments || "{}"}]`).join("");
+      const calls = message.toolCalls
+        .map((call) => `\n[assistant called ${call.name} (id ${call.id}) with ${call.arguments || "{}"}]`)
+        .join("");
       return `${message.text.trim() === "" ? "" : `[assistant] ${message.text}`}${calls}`.trim();
     }
     case "tool":

@@ -24,20 +24,28 @@ beforeAll(async () => {
 afterAll(() => bridge?.close());
 
 /** A raw request (so that any header can be set, Host included). */
-function raw(method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function raw(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port: bridge.port, method, path, headers: { authorization: `Bearer ${KEY}`, ...options.headers } }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-    });
+    const request = httpRequest(
+      { host: "127.0.0.1", port: bridge.port, method, path, headers: { authorization: `Bearer ${KEY}`, ...options.headers } },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => (body += chunk));
+        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      },
+    );
     request.on("error", reject);
     request.end(options.body);
   });
 }
 
-const chat = (body: unknown) => raw("POST", "/v1/chat/completions", { headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const chat = (body: unknown) =>
+  raw("POST", "/v1/chat/completions", { headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("the bridge's HTTP edge", () => {
   it("lists its one model to the openai client, and says which model is not there", async () => {
@@ -59,7 +67,9 @@ describe("the bridge's HTTP edge", () => {
     const missing = await raw("GET", "/v1/models", { headers: { authorization: "" } });
     expect(missing.status).toBe(401);
     const malformed = await raw("GET", "/v1/models", { headers: { authorization: "Basic abc" } });
-    expect(JSON.parse(malformed.body)).toMatchObject({ error: { code: "invalid_api_key", message: "malformed Authorization header (expected Bearer <key>)" } });
+    expect(JSON.parse(malformed.body)).toMatchObject({
+      error: { code: "invalid_api_key", message: "malformed Authorization header (expected Bearer <key>)" },
+    });
     expect(malformed.body).not.toContain("abc");
   });
 
@@ -87,11 +97,20 @@ describe("the bridge's HTTP edge", () => {
     const notJson = await raw("POST", "/v1/chat/completions", { body: "{not json" });
     expect([notJson.status, JSON.parse(notJson.body).error.code]).toEqual([400, "invalid_json"]);
     const invalid = await chat({ model: "letta-code", messages: "hi" });
-    expect(JSON.parse(invalid.body).error).toMatchObject({ code: "invalid_request", message: "invalid request: messages: must be an array of messages" });
+    expect(JSON.parse(invalid.body).error).toMatchObject({
+      code: "invalid_request",
+      message: "invalid request: messages: must be an array of messages",
+    });
   });
 
   it("a request that ends with the assistant's message has nothing to answer (and opens no thread)", async () => {
-    const answer = await chat({ model: "letta-code", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+    const answer = await chat({
+      model: "letta-code",
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+    });
     expect([answer.status, JSON.parse(answer.body).error.code]).toEqual([400, "nothing_to_answer"]);
     expect(bridge.threads()).toEqual([]);
   });
@@ -99,7 +118,11 @@ describe("the bridge's HTTP edge", () => {
   it("a thread whose session cannot start: 502 upstream_error saying why", async () => {
     const answer = await chat({ model: "letta-code", messages: [{ role: "user", content: "hi" }] });
     expect(answer.status).toBe(502);
-    expect(JSON.parse(answer.body).error).toMatchObject({ type: "server_error", code: "upstream_error", message: expect.stringContaining("cannot start a conversation with the agent") });
+    expect(JSON.parse(answer.body).error).toMatchObject({
+      type: "server_error",
+      code: "upstream_error",
+      message: expect.stringContaining("cannot start a conversation with the agent"),
+    });
     expect(bridge.threads()).toEqual([]);
   });
 });
@@ -109,13 +132,29 @@ describe("bridge options", () => {
   const cloud = { kind: "cloud" as const, apiKey: "k", environment: { connectionId: "c" } };
   it.each<[string, OpenAiBridgeOptions, RegExp]>([
     ["a non-loopback host without keys", { ...base, host: "0.0.0.0" }, /host 0\.0\.0\.0 is not a loopback address: give apiKeys/],
-    ["an isolated workspace on a cloud backend", { ...base, backend: cloud, workspace: "isolated" }, /"isolated" applies to a local backend only/],
-    ["client-owned tools on a cloud backend without a workspace", { ...base, backend: cloud }, /toolExecution "client" needs an empty workspace/],
+    [
+      "an isolated workspace on a cloud backend",
+      { ...base, backend: cloud, workspace: "isolated" },
+      /"isolated" applies to a local backend only/,
+    ],
+    [
+      "client-owned tools on a cloud backend without a workspace",
+      { ...base, backend: cloud },
+      /toolExecution "client" needs an empty workspace/,
+    ],
     ["a result timeout past the runtime's 300 s", { ...base, toolResultTimeoutMs: 300_001 }, /toolResultTimeoutMs: must be at most 300000/],
     ["an unknown option", { ...base, maxThread: 3 } as OpenAiBridgeOptions, /"maxThread" is not an option/],
-    ["a session option the bridge sets itself", { ...base, session: { tools: [] } as never }, /options\.session\.tools is set by the bridge itself/],
+    [
+      "a session option the bridge sets itself",
+      { ...base, session: { tools: [] } as never },
+      /options\.session\.tools is set by the bridge itself/,
+    ],
     ["a bad backend (createSession's own check)", { ...base, backend: { kind: "local" } as never }, /needs exactly one of `url`/],
-    ["a thread header that is not a header name", { ...base, threadKeys: { header: "x thread" } }, /threadKeys\.header: must be a header name/],
+    [
+      "a thread header that is not a header name",
+      { ...base, threadKeys: { header: "x thread" } },
+      /threadKeys\.header: must be a header name/,
+    ],
   ])("refuses %s with INVALID_OPTIONS before anything starts", async (_name, options, message) => {
     await expect(startOpenAiBridge(options)).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringMatching(message) });
   });

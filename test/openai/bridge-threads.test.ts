@@ -10,7 +10,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../src/openai/index.js";
 import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 
-const readFile = { type: "function" as const, function: { name: "read_file", parameters: { type: "object", properties: { path: { type: "string" } } } } };
+const readFile = {
+  type: "function" as const,
+  function: { name: "read_file", parameters: { type: "object", properties: { path: { type: "string" } } } },
+};
 const opened: Array<{ close(): Promise<void> }> = [];
 
 afterEach(async () => {
@@ -30,17 +33,25 @@ async function script(turn: ScriptedTurn): Promise<void> {
   await turn.say(`echo: ${text}`);
 }
 
-async function setup(options: Partial<OpenAiBridgeOptions> = {}): Promise<{ runtime: ScriptedRuntime; bridge: OpenAiBridge; client: OpenAI }> {
+async function setup(
+  options: Partial<OpenAiBridgeOptions> = {},
+): Promise<{ runtime: ScriptedRuntime; bridge: OpenAiBridge; client: OpenAI }> {
   const runtime = await startScriptedRuntime({ script });
   opened.push(runtime);
-  const bridge = await startOpenAiBridge({ backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 }, agent: { create: { model: "scripted/test" } }, ...options });
+  const bridge = await startOpenAiBridge({
+    backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 },
+    agent: { create: { model: "scripted/test" } },
+    ...options,
+  });
   opened.push(bridge);
   return { runtime, bridge, client: new OpenAI({ apiKey: "unused", baseURL: bridge.url, maxRetries: 0 }) };
 }
 
 const ask = (client: OpenAI, content: string, stream = false) =>
   stream
-    ? client.chat.completions.stream({ model: "letta-code", messages: [{ role: "user", content }], tools: [readFile] }).finalChatCompletion()
+    ? client.chat.completions
+        .stream({ model: "letta-code", messages: [{ role: "user", content }], tools: [readFile] })
+        .finalChatCompletion()
     : client.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content }], tools: [readFile] });
 
 describe("thread bounds", () => {
@@ -87,7 +98,9 @@ describe("streaming", () => {
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(body).toContain(": keep-alive\n\n");
     expect(body.trimEnd().endsWith("data: [DONE]")).toBe(true);
-    const streamed = await client.chat.completions.stream({ model: "letta-code", messages: [{ role: "user", content: "SLOW client" }] }).finalChatCompletion();
+    const streamed = await client.chat.completions
+      .stream({ model: "letta-code", messages: [{ role: "user", content: "SLOW client" }] })
+      .finalChatCompletion();
     expect(streamed.choices[0]!.message.content).toBe("echo: SLOW client");
   });
 });
@@ -95,8 +108,15 @@ describe("streaming", () => {
 describe("failures", () => {
   it("a turn that ends in an error: 502 upstream_error (JSON), an error event the openai client throws (stream)", async () => {
     const { client } = await setup();
-    await expect(ask(client, "FAIL now")).rejects.toMatchObject({ status: 502, code: "upstream_error", message: expect.stringContaining("the model exploded") });
-    await expect(ask(client, "FAIL streaming", true)).rejects.toMatchObject({ code: "upstream_error", message: expect.stringContaining("the model exploded") });
+    await expect(ask(client, "FAIL now")).rejects.toMatchObject({
+      status: 502,
+      code: "upstream_error",
+      message: expect.stringContaining("the model exploded"),
+    });
+    await expect(ask(client, "FAIL streaming", true)).rejects.toMatchObject({
+      code: "upstream_error",
+      message: expect.stringContaining("the model exploded"),
+    });
   });
 
   it("a thread whose runtime went away: 502 saying so, and the thread is free for the next request", async () => {
@@ -105,8 +125,15 @@ describe("failures", () => {
     expect(first.choices[0]!.message.content).toBe("echo: hello");
     await runtime.close();
     opened.splice(opened.indexOf(runtime), 1);
-    const next = client.chat.completions.create({ model: "letta-code", messages: [{ role: "user", content: "hello" }, first.choices[0]!.message, { role: "user", content: "again" }] });
-    await expect(next).rejects.toMatchObject({ status: 502, code: "upstream_error", message: expect.stringMatching(/the runtime did not take the new tool set: .*(socket|link|connection|closed)/i) });
+    const next = client.chat.completions.create({
+      model: "letta-code",
+      messages: [{ role: "user", content: "hello" }, first.choices[0]!.message, { role: "user", content: "again" }],
+    });
+    await expect(next).rejects.toMatchObject({
+      status: 502,
+      code: "upstream_error",
+      message: expect.stringMatching(/the runtime did not take the new tool set: .*(socket|link|connection|closed)/i),
+    });
     expect(bridge.threads().map((thread) => thread.busy)).toEqual([false]);
   });
 });

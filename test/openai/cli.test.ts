@@ -13,7 +13,30 @@ describe("toolrelay-openai arguments", () => {
     const keys = join(dir, "keys");
     writeFileSync(keys, "# keys\nkey-one\n\n  key-two  \n");
     const options = parseOpenAiCliArguments(
-      ["--local-url", "ws://127.0.0.1:4500/ws", "--create-agent", "openai/gpt-5", "--port", "8080", "--api-key", "k0", "--api-keys-file", keys, "--workspace", "/srv/empty", "--mode", "standard", "--no-tool-nudge", "--thread-header", "none", "--thread-from-user", "--max-threads", "8", "--tool-result-timeout-ms", "60000"],
+      [
+        "--local-url",
+        "ws://127.0.0.1:4500/ws",
+        "--create-agent",
+        "openai/gpt-5",
+        "--port",
+        "8080",
+        "--api-key",
+        "k0",
+        "--api-keys-file",
+        keys,
+        "--workspace",
+        "/srv/empty",
+        "--mode",
+        "standard",
+        "--no-tool-nudge",
+        "--thread-header",
+        "none",
+        "--thread-from-user",
+        "--max-threads",
+        "8",
+        "--tool-result-timeout-ms",
+        "60000",
+      ],
       { LETTA_APP_SERVER_TOKEN: "secret" },
       silent,
     );
@@ -32,8 +55,16 @@ describe("toolrelay-openai arguments", () => {
   });
 
   it("passes any backend object through --backend-json (a managed sandbox, say)", () => {
-    const options = parseOpenAiCliArguments(["--backend-json", '{"kind":"cloud","sandbox":{"ttlMinutes":5}}', "--agent-id", "agent-1", "--workspace", "runtime"], {}, silent);
-    expect(options).toMatchObject({ backend: { kind: "cloud", sandbox: { ttlMinutes: 5 } }, agent: { id: "agent-1" }, workspace: "runtime" });
+    const options = parseOpenAiCliArguments(
+      ["--backend-json", '{"kind":"cloud","sandbox":{"ttlMinutes":5}}', "--agent-id", "agent-1", "--workspace", "runtime"],
+      {},
+      silent,
+    );
+    expect(options).toMatchObject({
+      backend: { kind: "cloud", sandbox: { ttlMinutes: 5 } },
+      agent: { id: "agent-1" },
+      workspace: "runtime",
+    });
   });
 
   it.each([

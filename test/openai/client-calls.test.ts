@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ChatTool } from "../../src/openai/chat-request.js";
 import { ClientCalls } from "../../src/openai/client-calls.js";
 
-const readFile: ChatTool = { name: "read_file", declaredName: "functions.read_file", description: undefined, parameters: { type: "object" } };
+const readFile: ChatTool = {
+  name: "read_file",
+  declaredName: "functions.read_file",
+  description: undefined,
+  parameters: { type: "object" },
+};
 
 describe("ClientCalls", () => {
   it("calls announced together are returned together; the second one's result is held until the runtime asks", async () => {

@@ -4,7 +4,11 @@ import { requestTail } from "../../src/openai/request-tail.js";
 import { EMPTY_TRANSCRIPT, extendFingerprint, fingerprintTranscript } from "../../src/openai/transcript-fingerprint.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", parts: [{ type: "text", text }] });
-const assistant = (text: string, calls: Array<[string, string]> = []): ChatMessage => ({ role: "assistant", text, toolCalls: calls.map(([id, name]) => ({ id, name, arguments: "{}" })) });
+const assistant = (text: string, calls: Array<[string, string]> = []): ChatMessage => ({
+  role: "assistant",
+  text,
+  toolCalls: calls.map(([id, name]) => ({ id, name, arguments: "{}" })),
+});
 const tool = (id: string, text: string): ChatMessage => ({ role: "tool", toolCallId: id, text, name: undefined });
 const system = (text: string): ChatMessage => ({ role: "system", text });
 
@@ -17,7 +21,13 @@ describe("transcript fingerprints", () => {
     const produced = [user("read a"), assistant("Let me read it.", [["call_1", "read_file"]])];
     const echoed: ChatMessage[] = [
       system("you are helpful (rewritten every request)"),
-      { role: "user", parts: [{ type: "text", text: "read" }, { type: "text", text: " a  " }] },
+      {
+        role: "user",
+        parts: [
+          { type: "text", text: "read" },
+          { type: "text", text: " a  " },
+        ],
+      },
       { role: "assistant", text: "", toolCalls: [{ id: "call_1", name: "read_file", arguments: '{ "path" : "a" }' }] },
       tool("call_1", "A"),
     ];
@@ -30,7 +40,9 @@ describe("transcript fingerprints", () => {
     const base = transcriptOf([user("hi"), assistant("hello")]);
     expect(transcriptOf([user("hi"), assistant("hello!")])).not.toBe(base);
     expect(transcriptOf([user("hi!"), assistant("hello")])).not.toBe(base);
-    expect(transcriptOf([user("x"), assistant("", [["call_1", "f"]])])).not.toBe(transcriptOf([user("x"), assistant("", [["call_2", "f"]])]));
+    expect(transcriptOf([user("x"), assistant("", [["call_1", "f"]])])).not.toBe(
+      transcriptOf([user("x"), assistant("", [["call_2", "f"]])]),
+    );
     expect(transcriptOf([tool("c", "1")])).not.toBe(transcriptOf([tool("c", "2")]));
   });
 });
@@ -48,7 +60,11 @@ describe("requestTail", () => {
   });
 
   it("a new thread: the messages after the last assistant message are new, the ones before are history", () => {
-    const { tail, matched } = requestTail(fingerprintTranscript([...history, assistant("", [["c1", "f"]]), tool("c1", "R"), user("three")]), EMPTY_TRANSCRIPT, "sys");
+    const { tail, matched } = requestTail(
+      fingerprintTranscript([...history, assistant("", [["c1", "f"]]), tool("c1", "R"), user("three")]),
+      EMPTY_TRANSCRIPT,
+      "sys",
+    );
     expect(matched).toBe(-1);
     expect(tail.messages).toEqual([tool("c1", "R"), user("three")]);
     expect(tail.toolResults).toEqual([{ toolCallId: "c1", text: "R", name: undefined }]);
@@ -57,7 +73,11 @@ describe("requestTail", () => {
   });
 
   it("a keyed thread whose transcript is not a prefix (an edited history): new messages only, no history replayed", () => {
-    const { tail, matched } = requestTail(fingerprintTranscript(history), transcriptOf([user("something else"), assistant("x")]), undefined);
+    const { tail, matched } = requestTail(
+      fingerprintTranscript(history),
+      transcriptOf([user("something else"), assistant("x")]),
+      undefined,
+    );
     expect(matched).toBe(-1);
     expect(tail.messages).toEqual([user("two")]);
     expect(tail.history).toEqual([]);

@@ -23,7 +23,11 @@ describe("buildTurnInput", () => {
   });
 
   it("a request that brings a tool result gets no nudge, even with a user message beside it", () => {
-    const tail = tailOf([{ role: "assistant", text: "", toolCalls: [{ id: "c1", name: "read_file", arguments: "{}" }] }, { role: "tool", toolCallId: "c1", text: "R", name: undefined }, user("and?")]);
+    const tail = tailOf([
+      { role: "assistant", text: "", toolCalls: [{ id: "c1", name: "read_file", arguments: "{}" }] },
+      { role: "tool", toolCallId: "c1", text: "R", name: undefined },
+      user("and?"),
+    ]);
     const input = texts(buildTurnInput(tail, { ...context, lateResults: [{ toolCallId: "c1", name: "read_file", text: "R" }] }));
     expect(input.some((part) => part.includes(NUDGE))).toBe(false);
     expect(input).toContain("Result of your earlier call to read_file (id c1), which the client sent after the call had ended:\nR");
@@ -42,7 +46,15 @@ describe("buildTurnInput", () => {
   });
 
   it("the system message when it changed, images as image parts; nothing for the agent: undefined", () => {
-    const tail = tailOf([{ role: "user", parts: [{ type: "image", url: "data:image/png;base64,QUJD" }, { type: "image", url: "https://example.test/a.png" }] }]);
+    const tail = tailOf([
+      {
+        role: "user",
+        parts: [
+          { type: "image", url: "data:image/png;base64,QUJD" },
+          { type: "image", url: "https://example.test/a.png" },
+        ],
+      },
+    ]);
     const input = buildTurnInput(tail, { ...context, nudge: undefined, changedSystem: "be brief" });
     expect(input).toEqual([
       { type: "text", text: "<system-reminder>\nThe chat client's instructions (its system message):\nbe brief\n</system-reminder>" },
