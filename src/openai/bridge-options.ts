@@ -5,6 +5,7 @@
  */
 import type { Timers } from "../internal/timers.js";
 import type { AgentOptions, BackendOptions, SessionOptions } from "../session/session-options.js";
+import type { startOpenAiBridge } from "./openai-bridge.js";
 
 /** Who runs the tools a chat request declares. */
 export type ToolExecution = "client" | "runtime";
@@ -28,6 +29,7 @@ export interface ThreadKeySources {
 /** Options passed to every thread's `createSession`, besides the ones the bridge sets itself. */
 export type BridgeSessionOptions = Omit<SessionOptions, "backend" | "agent" | "conversation" | "tools" | "workspace" | "signal">;
 
+/** Options of {@link startOpenAiBridge}; every one but `backend` and `agent` has a default. */
 export interface OpenAiBridgeOptions {
   /**
    * Where the agent's runtime is: any `createSession` backend, passed through as it is (local

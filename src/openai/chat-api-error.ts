@@ -17,6 +17,7 @@ export type ChatApiErrorType =
 
 /** The body of an error answer. */
 export interface ChatApiErrorBody {
+  /** What went wrong: a readable `message`, OpenAI's `type`, a stable `code` and the request field (`param`) it concerns, if any. */
   error: { message: string; type: ChatApiErrorType; code: string; param: string | null };
 }
 

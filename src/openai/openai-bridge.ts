@@ -17,10 +17,13 @@ import type { ChatThread } from "./chat-thread.js";
 import { resolveBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadDirectory, type ThreadInfo } from "./thread-directory.js";
 
+/** A running bridge (from {@link startOpenAiBridge}). */
 export interface OpenAiBridge {
   /** The OpenAI base URL, `http://HOST:PORT/v1` (give it to a client as `baseURL`). */
   readonly url: string;
+  /** The address it is bound to. */
   readonly host: string;
+  /** The port it listens on (the one chosen when `port` was 0). */
   readonly port: number;
   /** The threads open now. */
   threads(): ThreadInfo[];

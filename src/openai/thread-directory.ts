@@ -19,11 +19,17 @@ export interface ThreadDirectoryOptions {
 
 /** A summary of one thread (for `bridge.threads()`). */
 export interface ThreadInfo {
+  /** The thread's id: its explicit key, or `thread_<random>` (the `x-toolrelay-thread` response header). */
   id: string;
+  /** Whose it is: `key-<n>` (the position of its API key in `apiKeys`) or `anonymous`. */
   principal: string;
+  /** The Letta agent behind it. */
   agentId: string;
+  /** Its Letta conversation (the `x-letta-conversation` response header). */
   conversationId: string;
+  /** A request is being answered. */
   busy: boolean;
+  /** Tool calls were returned to the client and the turn waits for their results. */
   waitingForTools: boolean;
 }
 
