@@ -15,15 +15,14 @@ import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "ope
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultToolNudge, startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
 import { workspacesRoot } from "../src/session/isolated-workspace.js";
-import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import {
   messageText,
-  startScriptedModelServer,
   type ChatMessage,
   type ModelRequest,
   type ScriptedModelServer,
   type ScriptedReply,
 } from "../test/support/scripted-model-server.js";
+import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 
 const tool = (name: string, description = `Client tool ${name}`): ChatCompletionFunctionTool => ({
   type: "function",
@@ -32,8 +31,9 @@ const tool = (name: string, description = `Client tool ${name}`): ChatCompletion
 const readFile = tool("read_file", "Reads a file of the user's workspace");
 const NUDGE = defaultToolNudge(["read_file"]);
 
+let stack: BridgeStack;
 let model: ScriptedModelServer;
-let server: LettaAppServer;
+let server: BridgeStack["server"];
 let bridge: OpenAiBridge;
 let client: OpenAI;
 const cleanups: Array<() => Promise<void>> = [];
@@ -58,21 +58,14 @@ function script(request: ModelRequest): ScriptedReply {
 }
 
 beforeAll(async () => {
-  model = await startScriptedModelServer({ script });
-  server = await startLettaAppServer({ modelUrl: model.url });
-  bridge = await startOpenAiBridge({
-    backend: { kind: "local", url: server.url },
-    agent: { create: { model: model.modelHandle, name: "openai-lessons" } },
-    toolResultTimeoutMs: 1_500,
-  });
-  client = new OpenAI({ apiKey: "unused", baseURL: bridge.url, maxRetries: 0 });
+  stack = await startBridgeStack(script, "openai-lessons", { toolResultTimeoutMs: 1_500 });
+  ({ model, server, bridge } = stack);
+  client = stack.client();
 }, 60_000);
 
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await bridge?.close();
-  await server?.stop();
-  await model?.close();
+  await stack?.stop();
 });
 
 /** The last model request of the turn that started with user text `text`. */

@@ -5,18 +5,13 @@
  * tool message settles the pending call and the agent's answer uses the result; the runtime's cwd
  * is a scratch directory; a follow-up that never comes times out cleanly.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { workspacesRoot } from "../src/session/isolated-workspace.js";
-import { startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
-import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import {
-  startScriptedModelServer,
-  type ModelRequest,
-  type ScriptedModelServer,
-  type ScriptedReply,
-} from "../test/support/scripted-model-server.js";
+import type { OpenAiBridge } from "../src/openai/index.js";
+import type { ModelRequest, ScriptedModelServer, ScriptedReply } from "../test/support/scripted-model-server.js";
+import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 
 const API_KEY = "bridge-test-key";
 const readFile: ChatCompletionFunctionTool = {
@@ -38,28 +33,18 @@ function script(request: ModelRequest): ScriptedReply {
   return { text: `echo: ${user}` };
 }
 
+let stack: BridgeStack;
 let model: ScriptedModelServer;
-let server: LettaAppServer;
 let bridge: OpenAiBridge;
 let client: OpenAI;
 
 beforeAll(async () => {
-  model = await startScriptedModelServer({ script });
-  server = await startLettaAppServer({ modelUrl: model.url });
-  bridge = await startOpenAiBridge({
-    backend: { kind: "local", url: server.url },
-    agent: { create: { model: model.modelHandle, name: "openai-bridge" } },
-    apiKeys: [API_KEY],
-    toolResultTimeoutMs: 2_000,
-  });
-  client = new OpenAI({ apiKey: API_KEY, baseURL: bridge.url, maxRetries: 0 });
+  stack = await startBridgeStack(script, "openai-bridge", { apiKeys: [API_KEY], toolResultTimeoutMs: 2_000 });
+  ({ model, bridge } = stack);
+  client = stack.client(API_KEY);
 }, 60_000);
 
-afterAll(async () => {
-  await bridge?.close();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stack?.stop());
 
 beforeEach(() => model.setScript(script));
 

@@ -4,17 +4,12 @@
  * key), what a second, unrelated client sees, and what happens when a client goes away or sends
  * two requests for one thread at once.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
-import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import {
-  startScriptedModelServer,
-  type ModelRequest,
-  type ScriptedModelServer,
-  type ScriptedReply,
-} from "../test/support/scripted-model-server.js";
+import type { OpenAiBridge } from "../src/openai/index.js";
+import type { ModelRequest, ScriptedModelServer, ScriptedReply } from "../test/support/scripted-model-server.js";
+import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 
 const KEY_A = "key-of-client-a";
 const KEY_B = "key-of-client-b";
@@ -38,29 +33,20 @@ function script(request: ModelRequest): ScriptedReply {
   return { text: `${user} (user turns seen: ${turns})` };
 }
 
+let stack: BridgeStack;
 let model: ScriptedModelServer;
-let server: LettaAppServer;
 let bridge: OpenAiBridge;
 let clientA: OpenAI;
 let clientB: OpenAI;
 
 beforeAll(async () => {
-  model = await startScriptedModelServer({ script });
-  server = await startLettaAppServer({ modelUrl: model.url });
-  bridge = await startOpenAiBridge({
-    backend: { kind: "local", url: server.url },
-    agent: { create: { model: model.modelHandle, name: "openai-threads" } },
-    apiKeys: [KEY_A, KEY_B],
-  });
-  clientA = new OpenAI({ apiKey: KEY_A, baseURL: bridge.url, maxRetries: 0 });
-  clientB = new OpenAI({ apiKey: KEY_B, baseURL: bridge.url, maxRetries: 0 });
+  stack = await startBridgeStack(script, "openai-threads", { apiKeys: [KEY_A, KEY_B] });
+  ({ model, bridge } = stack);
+  clientA = stack.client(KEY_A);
+  clientB = stack.client(KEY_B);
 }, 60_000);
 
-afterAll(async () => {
-  await bridge?.close();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stack?.stop());
 
 /** One request: the answer's text, and the thread and conversation the bridge reported. */
 async function ask(
