@@ -319,9 +319,12 @@ export class ChatThread {
   async #stopTurn(): Promise<void> {
     const turn = this.#turn;
     if (turn === undefined || turn.done) return;
-    this.#stopping ??= turn.abort().finally(() => {
-      this.#stopping = undefined;
-    });
+    this.#stopping ??= turn
+      .abort()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#stopping = undefined;
+      });
     await this.#stopping;
   }
 
