@@ -14,7 +14,7 @@ import { JsonCompletionWriter, StreamCompletionWriter, type CompletionSink } fro
 import { lastSystemText, requestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import type { ThreadDirectory } from "./thread-directory.js";
-import { EMPTY_TRANSCRIPT, fingerprintTranscript } from "./transcript-fingerprint.js";
+import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "./transcript-fingerprint.js";
 
 /** Longest explicit thread key accepted. */
 const MAX_THREAD_KEY_CHARS = 256;
@@ -46,7 +46,7 @@ export async function answerChatCompletion(
     );
   }
   const key = threadKeyOf(request, http.request, options);
-  const fingerprints = fingerprintTranscript(request.messages);
+  const fingerprints = new TranscriptFingerprints(request.messages);
   const system = lastSystemText(request.messages);
   let thread = key !== undefined ? await directory.byId(principal, key) : directory.byTranscript(principal, fingerprints);
   if (thread?.busy)

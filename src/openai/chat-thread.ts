@@ -21,7 +21,7 @@ import type { CompletionSink, FinishReason } from "./completion-writer.js";
 import type { RequestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadInbox } from "./thread-inbox.js";
-import { EMPTY_TRANSCRIPT, extendFingerprint, type TranscriptFingerprints } from "./transcript-fingerprint.js";
+import { EMPTY_TRANSCRIPT, type TranscriptFingerprints } from "./transcript-fingerprint.js";
 import { normalizeToolName } from "./tool-names.js";
 import { updateSessionTools } from "./tool-set-update.js";
 import { buildTurnInput } from "./turn-input.js";
@@ -160,7 +160,7 @@ export class ChatThread {
       const sink = createSink();
       const produced = await this.#run(plan, sink, signal);
       if (produced === undefined) return undefined;
-      this.#transcript = extendFingerprint(fingerprints.prefixes.at(-1) ?? EMPTY_TRANSCRIPT, produced);
+      this.#transcript = fingerprints.extendedBy(produced);
       return this.#transcript;
     } finally {
       this.#busy = false;

@@ -17,7 +17,7 @@ export interface RequestTail {
   /** The new messages (system messages left out). */
   messages: ChatMessage[];
   /** Earlier messages to pass to a new conversation (only for a new thread). */
-  history: ChatMessage[];
+  history: readonly ChatMessage[];
   /** The `role: "tool"` messages among the new ones. */
   toolResults: Array<{ toolCallId: string; text: string; name: string | undefined }>;
   /** The user's new content, in order. */
@@ -41,7 +41,7 @@ export function requestTail(
   const { messages, prefixes } = fingerprints;
   const matched = transcript === EMPTY_TRANSCRIPT ? -1 : prefixes.lastIndexOf(transcript);
   let start: number;
-  let history: ChatMessage[] = [];
+  let history: readonly ChatMessage[] = [];
   if (matched >= 0) start = matched + 1;
   else {
     start = lastAssistantIndex(messages) + 1;

@@ -63,7 +63,9 @@ export class ThreadDirectory {
    */
   byTranscript(principal: string, fingerprints: TranscriptFingerprints): ChatThread | undefined {
     for (let index = fingerprints.prefixes.length - 1; index >= 0; index--) {
-      const thread = this.#usable(this.#byTranscript.get(slot(principal, fingerprints.prefixes[index]!)));
+      const prefix = fingerprints.prefixes[index];
+      if (prefix === undefined) continue;
+      const thread = this.#usable(this.#byTranscript.get(slot(principal, prefix)));
       if (thread !== undefined) return thread;
     }
     return undefined;

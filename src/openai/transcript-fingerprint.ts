@@ -1,8 +1,11 @@
 /**
  * Fingerprints of a conversation's messages, for finding the thread a request continues. Each
- * message (system messages left out) gets a canonical form, and the fingerprint of the first `i`
- * messages is a SHA-256 chain over those forms, so "does this request begin with that thread's
- * transcript" is one map lookup per prefix. Only hashes are kept, never the messages.
+ * message (system messages left out) gets a canonical form; the fingerprint of the first `i`
+ * messages is the SHA-256 of their canonical forms, one a line. Every thread's transcript ends
+ * with an answer of the bridge's, an assistant message, so only the prefixes that end with one
+ * are fingerprinted: one running hash per request, copied at each assistant message, makes "does
+ * this request begin with that thread's transcript" one map lookup per answer. Only hashes are
+ * kept, never the messages.
  *
  * The canonical form is deliberately forgiving of what clients change when they echo a
  * transcript back: surrounding white space, how text is split into parts, the narration beside
@@ -10,19 +13,44 @@
  * prefixes. An assistant message with tool calls is identified by its calls' ids and names alone
  * (the bridge mints unique ids).
  */
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import type { ChatMessage } from "./chat-request.js";
 
-/** The non-system messages of a request and the fingerprint of every prefix of them. */
-export interface TranscriptFingerprints {
-  /** The request's messages without system messages, in order. */
-  messages: ChatMessage[];
-  /** `prefixes[i]` is the fingerprint of `messages.slice(0, i + 1)`. */
-  prefixes: string[];
-}
-
-/** The fingerprint of no message at all. */
+/** The fingerprint of no message at all (a new thread's transcript). */
 export const EMPTY_TRANSCRIPT = "";
+
+/** The non-system messages of a request, and the fingerprints of its prefixes that end with an assistant message. */
+export class TranscriptFingerprints {
+  /** The request's messages without system messages, in order. */
+  readonly messages: readonly ChatMessage[];
+  /** `prefixes[i]`: the fingerprint of `messages.slice(0, i + 1)` when `messages[i]` is an assistant message, else `undefined`. */
+  readonly prefixes: readonly (string | undefined)[];
+  readonly #hash: Hash;
+
+  constructor(messages: readonly ChatMessage[]) {
+    const kept: ChatMessage[] = [];
+    const prefixes: (string | undefined)[] = [];
+    const hash = createHash("sha256");
+    for (const message of messages) {
+      const canonical = canonicalMessage(message);
+      if (canonical === undefined) continue;
+      hash.update(`${canonical}\n`);
+      kept.push(message);
+      prefixes.push(message.role === "assistant" ? hash.copy().digest("base64url") : undefined);
+    }
+    this.messages = kept;
+    this.prefixes = prefixes;
+    this.#hash = hash;
+  }
+
+  /** The fingerprint of all these messages followed by `answer` (a transcript after the bridge answered). */
+  extendedBy(answer: ChatMessage): string {
+    const hash = this.#hash.copy();
+    const canonical = canonicalMessage(answer);
+    if (canonical !== undefined) hash.update(`${canonical}\n`);
+    return hash.digest("base64url");
+  }
+}
 
 /** The canonical form of one message (system messages have none: they are never compared). */
 export function canonicalMessage(message: ChatMessage): string | undefined {
@@ -34,7 +62,9 @@ export function canonicalMessage(message: ChatMessage): string | undefined {
         .flatMap((part) => (part.type === "text" ? [part.text] : []))
         .join("")
         .trim();
-      const images = message.parts.flatMap((part) => (part.type === "image" ? [digest(part.url)] : []));
+      const images = message.parts.flatMap((part) =>
+        part.type === "image" ? [createHash("sha256").update(part.url).digest("base64url")] : [],
+      );
       return JSON.stringify(["user", text, images]);
     }
     case "assistant":
@@ -43,29 +73,4 @@ export function canonicalMessage(message: ChatMessage): string | undefined {
     case "tool":
       return JSON.stringify(["tool", message.toolCallId, message.text.trim()]);
   }
-}
-
-/** The fingerprint after `message`, given the fingerprint of what came before it. */
-export function extendFingerprint(previous: string, message: ChatMessage): string {
-  const canonical = canonicalMessage(message);
-  if (canonical === undefined) return previous;
-  return digest(`${previous}\n${canonical}`);
-}
-
-/** Fingerprints of every prefix of `messages` (system messages skipped). */
-export function fingerprintTranscript(messages: readonly ChatMessage[]): TranscriptFingerprints {
-  const kept: ChatMessage[] = [];
-  const prefixes: string[] = [];
-  let current = EMPTY_TRANSCRIPT;
-  for (const message of messages) {
-    if (message.role === "system") continue;
-    current = extendFingerprint(current, message);
-    kept.push(message);
-    prefixes.push(current);
-  }
-  return { messages: kept, prefixes };
-}
-
-function digest(text: string): string {
-  return createHash("sha256").update(text).digest("base64url");
 }

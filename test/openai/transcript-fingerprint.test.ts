@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/openai/chat-request.js";
 import { requestTail } from "../../src/openai/request-tail.js";
-import { EMPTY_TRANSCRIPT, extendFingerprint, fingerprintTranscript } from "../../src/openai/transcript-fingerprint.js";
+import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../src/openai/transcript-fingerprint.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", parts: [{ type: "text", text }] });
 const assistant = (text: string, calls: Array<[string, string]> = []): ChatMessage => ({
@@ -12,9 +12,12 @@ const assistant = (text: string, calls: Array<[string, string]> = []): ChatMessa
 const tool = (id: string, text: string): ChatMessage => ({ role: "tool", toolCallId: id, text, name: undefined });
 const system = (text: string): ChatMessage => ({ role: "system", text });
 
+/** The fingerprint a thread keeps after it produced the last of `messages`. */
 function transcriptOf(messages: ChatMessage[]): string {
-  return messages.reduce((fingerprint, message) => extendFingerprint(fingerprint, message), EMPTY_TRANSCRIPT);
+  return new TranscriptFingerprints(messages.slice(0, -1)).extendedBy(messages.at(-1)!);
 }
+
+const fingerprintTranscript = (messages: ChatMessage[]) => new TranscriptFingerprints(messages);
 
 describe("transcript fingerprints", () => {
   it("forgive what clients change when they echo a transcript: white space, part splits, system messages, narration beside tool calls", () => {
@@ -34,6 +37,9 @@ describe("transcript fingerprints", () => {
     const fingerprints = fingerprintTranscript(echoed);
     expect(fingerprints.messages).toHaveLength(3);
     expect(fingerprints.prefixes[1]).toBe(transcriptOf(produced));
+    // Only prefixes that end with an answer are fingerprinted: a transcript always ends with one.
+    expect(fingerprints.prefixes[0]).toBeUndefined();
+    expect(fingerprints.prefixes[2]).toBeUndefined();
   });
 
   it("tell apart what matters: another text, another call id, another result", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/openai/chat-request.js";
 import { requestTail } from "../../src/openai/request-tail.js";
-import { EMPTY_TRANSCRIPT, fingerprintTranscript } from "../../src/openai/transcript-fingerprint.js";
+import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../src/openai/transcript-fingerprint.js";
 import { buildTurnInput, renderHistory } from "../../src/openai/turn-input.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", parts: [{ type: "text", text }] });
@@ -14,7 +14,7 @@ function texts(input: ReturnType<typeof buildTurnInput>): string[] {
 }
 
 function tailOf(messages: ChatMessage[]) {
-  return requestTail(fingerprintTranscript(messages), EMPTY_TRANSCRIPT, undefined).tail;
+  return requestTail(new TranscriptFingerprints(messages), EMPTY_TRANSCRIPT, undefined).tail;
 }
 
 describe("buildTurnInput", () => {
