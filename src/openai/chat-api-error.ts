@@ -4,6 +4,7 @@
  * `APIError` with `status`, `code` and `type` set. Messages never contain a credential, a tool
  * input or a tool result.
  */
+import { isToolrelayError } from "../errors.js";
 
 /** The `error.type` values the bridge uses (OpenAI's names where one exists). */
 export type ChatApiErrorType =
@@ -47,6 +48,16 @@ export class ChatApiError extends Error {
     return new ChatApiError(502, "server_error", "upstream_error", message, { cause });
   }
 
+  /** A 409: one request per thread at a time. */
+  static threadBusy(threadId: string): ChatApiError {
+    return new ChatApiError(
+      409,
+      "conflict_error",
+      "thread_busy",
+      `thread ${threadId} is answering another request; send one request at a time`,
+    );
+  }
+
   toBody(): ChatApiErrorBody {
     return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
   }
@@ -57,4 +68,10 @@ export function asChatApiError(error: unknown): ChatApiError {
   if (error instanceof ChatApiError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new ChatApiError(500, "server_error", "internal_error", `the bridge failed: ${message}`, { cause: error });
+}
+
+/** An error's message, with its toolrelay code when it has one. */
+export function describeError(error: unknown): string {
+  if (isToolrelayError(error)) return `${error.message} (${error.code})`;
+  return error instanceof Error ? error.message : String(error);
 }

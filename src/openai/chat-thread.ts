@@ -7,18 +7,17 @@
  * until the next request brings their results). See docs/openai-bridge.md.
  */
 import { ToolCallAbortError } from "../calls/index.js";
-import { isToolrelayError, type ToolrelayError } from "../errors.js";
 import { createSession } from "../session/create-session.js";
 import type { MessageInput, Session } from "../session/session.js";
 import type { AgentOptions, BackendOptions } from "../session/session-options.js";
-import type { Turn, TurnResult } from "../session/turn.js";
+import type { Turn } from "../session/turn.js";
 import type { ToolCallContext } from "../tools/index.js";
-import { ChatApiError } from "./chat-api-error.js";
+import { ChatApiError, describeError } from "./chat-api-error.js";
 import type { ChatMessage, ChatRequest, ChatTool } from "./chat-request.js";
-import { ClientCalls, type ReturnedToolCall } from "./client-calls.js";
+import { ClientCalls } from "./client-calls.js";
 import { ClientToolSet } from "./client-tool-set.js";
-import type { CompletionSink, FinishReason } from "./completion-writer.js";
-import type { RequestTail } from "./request-tail.js";
+import { finishReasonOf, type CompletionSink } from "./completion-writer.js";
+import { nameInHistory, type RequestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadInbox } from "./thread-inbox.js";
 import { EMPTY_TRANSCRIPT, type TranscriptFingerprints } from "./transcript-fingerprint.js";
@@ -52,11 +51,6 @@ interface RequestPlan {
   system: string | undefined;
   fingerprints: TranscriptFingerprints;
 }
-
-type StreamOutcome =
-  | { kind: "tool_calls"; calls: ReturnedToolCall[] }
-  | { kind: "end"; result: TurnResult }
-  | { kind: "failed"; error: ToolrelayError };
 
 export class ChatThread {
   readonly id: string;
@@ -97,7 +91,7 @@ export class ChatThread {
         ...(workspace === undefined ? {} : { workspace }),
       });
     } catch (error) {
-      throw ChatApiError.upstream(`cannot start a conversation with the agent: ${errorText(error)}`, error);
+      throw ChatApiError.upstream(`cannot start a conversation with the agent: ${describeError(error)}`, error);
     }
     thread.#session.on("error", (error) => bridge.onError(error, { threadId: thread.id }));
     return thread;
@@ -147,13 +141,7 @@ export class ChatThread {
     createSink: () => CompletionSink,
     signal: AbortSignal,
   ): Promise<string | undefined> {
-    if (this.#busy)
-      throw new ChatApiError(
-        409,
-        "conflict_error",
-        "thread_busy",
-        `thread ${this.id} is answering another request; send one request at a time`,
-      );
+    if (this.#busy) throw ChatApiError.threadBusy(this.id);
     this.#busy = true;
     try {
       const plan = await this.#prepare(request, fingerprints, tail);
@@ -224,7 +212,7 @@ export class ChatThread {
       if (!plan.continuing && !this.#start(plan.input!, plan.system, sink)) return undefined;
       for (;;) {
         if (signal.aborted || sink.closed || this.#inbox === undefined) return undefined;
-        const outcome = await this.#stream(this.#inbox, sink);
+        const outcome = await this.#inbox.readTurn(sink, this.#calls, this.#tools);
         if (outcome.kind === "tool_calls") {
           sink.finish("tool_calls", outcome.calls);
           return {
@@ -271,28 +259,8 @@ export class ChatThread {
       return true;
     } catch (error) {
       this.#inbox = undefined;
-      sink.fail(ChatApiError.upstream(`cannot send the message to the agent: ${errorText(error)}`, error));
+      sink.fail(ChatApiError.upstream(`cannot send the message to the agent: ${describeError(error)}`, error));
       return false;
-    }
-  }
-
-  /** Read the turn until it ends or waits for the client's tools. */
-  async #stream(inbox: ThreadInbox, sink: CompletionSink): Promise<StreamOutcome> {
-    for (;;) {
-      const item = await inbox.next();
-      if (item.kind === "event") {
-        const event = item.event;
-        if (event.type === "assistant") sink.text(event.text);
-        else if (event.type === "tool-call" && event.owner === "client") {
-          const tool = this.#tools.get(event.toolName);
-          if (tool !== undefined) this.#calls.announce(event.toolCallId, tool, event.input);
-        }
-      } else if (item.kind === "calls") {
-        if (this.#calls.waitingUnreturned > 0) return { kind: "tool_calls", calls: this.#calls.takeUnreturned() };
-      } else {
-        this.#calls.clear();
-        return item.kind === "end" ? { kind: "end", result: item.result } : { kind: "failed", error: item.error };
-      }
     }
   }
 
@@ -332,22 +300,4 @@ export class ChatThread {
   #offered(tools: readonly ChatTool[]): readonly ChatTool[] {
     return this.#options.bridge.toolExecution === "client" ? tools : [];
   }
-}
-
-function finishReasonOf(stopReason: string): FinishReason {
-  return stopReason === "max_tokens" || stopReason === "max_steps" || stopReason === "length" ? "length" : "stop";
-}
-
-function nameInHistory(messages: readonly ChatMessage[], toolCallId: string): string | undefined {
-  for (const message of messages) {
-    if (message.role !== "assistant") continue;
-    const call = message.toolCalls.find((candidate) => candidate.id === toolCallId);
-    if (call !== undefined) return call.name;
-  }
-  return undefined;
-}
-
-function errorText(error: unknown): string {
-  if (isToolrelayError(error)) return `${error.message} (${error.code})`;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -14,6 +14,11 @@ import { sendJson } from "./bridge-http.js";
 
 export type FinishReason = "stop" | "tool_calls" | "length";
 
+/** The `finish_reason` of a turn that ended with the runtime's `stopReason`. */
+export function finishReasonOf(stopReason: string): FinishReason {
+  return stopReason === "max_tokens" || stopReason === "max_steps" || stopReason === "length" ? "length" : "stop";
+}
+
 export interface CompletionSink {
   /** A piece of the assistant's text. */
   text(delta: string): void;

@@ -76,3 +76,13 @@ function lastAssistantIndex(messages: readonly ChatMessage[]): number {
   for (let index = messages.length - 1; index >= 0; index--) if (messages[index]!.role === "assistant") return index;
   return -1;
 }
+
+/** The tool name of call `toolCallId` in the assistant messages of `messages`. */
+export function nameInHistory(messages: readonly ChatMessage[], toolCallId: string): string | undefined {
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    const call = message.toolCalls.find((candidate) => candidate.id === toolCallId);
+    if (call !== undefined) return call.name;
+  }
+  return undefined;
+}

@@ -6,12 +6,21 @@
  * results), and are read by one consumer at a time.
  */
 import type { ToolrelayError } from "../errors.js";
+import type { ClientCalls, ReturnedToolCall } from "./client-calls.js";
+import type { ClientToolSet } from "./client-tool-set.js";
+import type { CompletionSink } from "./completion-writer.js";
 import type { Turn, TurnResult } from "../session/turn.js";
 import type { TurnEvent } from "../session/turn-events.js";
 
 export type InboxItem =
   | { kind: "event"; event: TurnEvent }
   | { kind: "calls" }
+  | { kind: "end"; result: TurnResult }
+  | { kind: "failed"; error: ToolrelayError };
+
+/** How reading a turn for one response ended. */
+export type TurnReadOutcome =
+  | { kind: "tool_calls"; calls: ReturnedToolCall[] }
   | { kind: "end"; result: TurnResult }
   | { kind: "failed"; error: ToolrelayError };
 
@@ -43,6 +52,30 @@ export class ThreadInbox {
     if (this.#callsQueued) return;
     this.#callsQueued = true;
     setImmediate(() => this.#push({ kind: "calls" }));
+  }
+
+  /**
+   * Read the turn for one response until it ends or the runtime waits for client tools that were
+   * not returned yet: assistant text goes to `sink`, the model's calls to the client's tools are
+   * announced to `calls` (other tools are never the client's).
+   */
+  async readTurn(sink: CompletionSink, calls: ClientCalls, tools: ClientToolSet): Promise<TurnReadOutcome> {
+    for (;;) {
+      const item = await this.next();
+      if (item.kind === "event") {
+        const event = item.event;
+        if (event.type === "assistant") sink.text(event.text);
+        else if (event.type === "tool-call" && event.owner === "client") {
+          const tool = tools.get(event.toolName);
+          if (tool !== undefined) calls.announce(event.toolCallId, tool, event.input);
+        }
+      } else if (item.kind === "calls") {
+        if (calls.waitingUnreturned > 0) return { kind: "tool_calls", calls: calls.takeUnreturned() };
+      } else {
+        calls.clear();
+        return item.kind === "end" ? { kind: "end", result: item.result } : { kind: "failed", error: item.error };
+      }
+    }
   }
 
   /** The next item (waits for one). One consumer at a time. */
