@@ -25,6 +25,9 @@ import { normalizeToolName } from "./tool-names.js";
 import { updateSessionTools } from "./tool-set-update.js";
 import { buildTurnInput } from "./turn-input.js";
 
+/** How long stopping a turn waits for the runtime to record a call's answer first. */
+const ANSWER_RECORDED_MS = 5_000;
+
 /** What the runtime is told for a returned call the client's next request gave no result for. */
 export const NO_RESULT_TEXT = "Error: the chat client returned no result for this tool call.";
 
@@ -272,7 +275,7 @@ export class ChatThread {
       const reason: unknown = context.signal.reason;
       this.#calls.abandon(id, ToolCallAbortError.is(reason) && reason.kind === "timeout" ? "timeout" : "cancelled");
       // Nobody is attached: the runtime was answered (timed out); stop the turn so the next request starts cleanly.
-      if (!this.#busy) void this.#stopTurn();
+      if (!this.#busy) void this.#stopTurn(context.toolCallId);
     };
     context.signal.addEventListener("abort", onAbort, { once: true });
     this.#inbox?.wakeForCalls();
@@ -284,15 +287,22 @@ export class ChatThread {
   }
 
   /** Abort the running turn (its pending calls are answered as cancelled) and wait for its end. */
-  async #stopTurn(): Promise<void> {
+  /**
+   * Abort the running turn (its pending calls are answered as cancelled) and wait for its end.
+   * After a call that was just answered (`answeredCallId`), the abort waits until the runtime has
+   * recorded that answer (its tool result streams back), at most {@link ANSWER_RECORDED_MS}: an
+   * abort that overtakes it makes the runtime record "Interrupted by user" instead.
+   */
+  async #stopTurn(answeredCallId?: string): Promise<void> {
     const turn = this.#turn;
+    const inbox = this.#inbox;
     if (turn === undefined || turn.done) return;
-    this.#stopping ??= turn
-      .abort()
-      .catch(() => undefined)
-      .finally(() => {
-        this.#stopping = undefined;
-      });
+    this.#stopping ??= (async () => {
+      if (answeredCallId !== undefined) await inbox?.toolResultSeen(answeredCallId, this.#options.bridge.timers, ANSWER_RECORDED_MS);
+      await turn.abort().catch(() => undefined);
+    })().finally(() => {
+      this.#stopping = undefined;
+    });
     await this.#stopping;
   }
 

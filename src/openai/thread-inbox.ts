@@ -6,6 +6,7 @@
  * results), and are read by one consumer at a time.
  */
 import type { ToolrelayError } from "../errors.js";
+import type { Timers } from "../internal/timers.js";
 import type { ClientCalls, ReturnedToolCall } from "./client-calls.js";
 import type { ClientToolSet } from "./client-tool-set.js";
 import type { CompletionSink } from "./completion-writer.js";
@@ -28,6 +29,9 @@ export class ThreadInbox {
   #items: InboxItem[] = [];
   #waiter: ((item: InboxItem) => void) | undefined;
   #callsQueued = false;
+  /** The runtime tool_call_ids whose result the turn reported (the turn's own calls, not a subagent's). */
+  #results = new Set<string>();
+  #resultWaiters = new Map<string, () => void>();
 
   /** Pump `turn` into this inbox until it ends. Never rejects. */
   static of(turn: Turn): ThreadInbox {
@@ -78,6 +82,20 @@ export class ThreadInbox {
     }
   }
 
+  /** Resolves once the turn reported the result of call `toolCallId`, or after `timeoutMs`. Never rejects. */
+  toolResultSeen(toolCallId: string, timers: Timers, timeoutMs: number): Promise<void> {
+    if (this.#results.has(toolCallId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        timers.clearTimeout(timer);
+        this.#resultWaiters.delete(toolCallId);
+        resolve();
+      };
+      const timer = timers.setTimeout(done, timeoutMs);
+      this.#resultWaiters.set(toolCallId, done);
+    });
+  }
+
   /** The next item (waits for one). One consumer at a time. */
   next(): Promise<InboxItem> {
     const item = this.#items.shift();
@@ -93,6 +111,10 @@ export class ThreadInbox {
   }
 
   #push(item: InboxItem): void {
+    if (item.kind === "event" && item.event.type === "tool-result") {
+      this.#results.add(item.event.toolCallId);
+      this.#resultWaiters.get(item.event.toolCallId)?.();
+    }
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
