@@ -26,6 +26,8 @@ const entries = {
   "mcp/index": "src/mcp/index.ts",
   "sidecar/index": "src/sidecar/index.ts",
   "sidecar/bin": "src/sidecar/bin.ts",
+  "openai/index": "src/openai/index.ts",
+  "openai/bin": "src/openai/bin.ts",
 };
 
 export default defineConfig([

@@ -1,0 +1,124 @@
+/**
+ * What happens in a thread's turn, in order, for whichever HTTP request is attached to it: the
+ * turn's events (pumped from its iterator as they arrive), a `calls` wake-up when the runtime
+ * starts waiting for a client tool, and the turn's end. Items stay queued while no request is
+ * attached (between the response that returned `tool_calls` and the request that brings their
+ * results), and are read by one consumer at a time.
+ */
+import type { ToolrelayError } from "../errors.js";
+import type { Timers } from "../internal/timers.js";
+import type { ClientCalls, ReturnedToolCall } from "./client-calls.js";
+import type { ClientToolSet } from "./client-tool-set.js";
+import type { CompletionSink } from "./completion-writer.js";
+import type { Turn, TurnResult } from "../session/turn.js";
+import type { TurnEvent } from "../session/turn-events.js";
+
+export type InboxItem =
+  | { kind: "event"; event: TurnEvent }
+  | { kind: "calls" }
+  | { kind: "end"; result: TurnResult }
+  | { kind: "failed"; error: ToolrelayError };
+
+/** How reading a turn for one response ended. */
+export type TurnReadOutcome =
+  | { kind: "tool_calls"; calls: ReturnedToolCall[] }
+  | { kind: "end"; result: TurnResult }
+  | { kind: "failed"; error: ToolrelayError };
+
+export class ThreadInbox {
+  #items: InboxItem[] = [];
+  #waiter: ((item: InboxItem) => void) | undefined;
+  #callsQueued = false;
+  /** The runtime tool_call_ids whose result the turn reported (the turn's own calls, not a subagent's). */
+  #results = new Set<string>();
+  #resultWaiters = new Map<string, () => void>();
+
+  /** Pump `turn` into this inbox until it ends. Never rejects. */
+  static of(turn: Turn): ThreadInbox {
+    const inbox = new ThreadInbox();
+    void (async () => {
+      try {
+        for await (const event of turn) inbox.#push({ kind: "event", event });
+        inbox.#push({ kind: "end", result: await turn.result });
+      } catch (error) {
+        inbox.#push({ kind: "failed", error: error as ToolrelayError });
+      }
+    })();
+    return inbox;
+  }
+
+  /**
+   * The runtime waits for a client tool. Queued after one macrotask, so that every turn event
+   * the session received before the call (the model's announcement of all the calls of its
+   * response) is in the inbox ahead of it. At most one is queued at a time.
+   */
+  wakeForCalls(): void {
+    if (this.#callsQueued) return;
+    this.#callsQueued = true;
+    setImmediate(() => this.#push({ kind: "calls" }));
+  }
+
+  /**
+   * Read the turn for one response until it ends or the runtime waits for client tools that were
+   * not returned yet: assistant text goes to `sink`, the model's calls to the client's tools are
+   * announced to `calls` (other tools are never the client's).
+   */
+  async readTurn(sink: CompletionSink, calls: ClientCalls, tools: ClientToolSet): Promise<TurnReadOutcome> {
+    for (;;) {
+      const item = await this.next();
+      if (item.kind === "event") {
+        const event = item.event;
+        if (event.type === "assistant") sink.text(event.text);
+        else if (event.type === "tool-call" && event.owner === "client") {
+          const tool = tools.get(event.toolName);
+          if (tool !== undefined) calls.announce(event.toolCallId, tool, event.input);
+        }
+      } else if (item.kind === "calls") {
+        if (calls.waitingUnreturned > 0) return { kind: "tool_calls", calls: calls.takeUnreturned() };
+      } else {
+        calls.clear();
+        return item.kind === "end" ? { kind: "end", result: item.result } : { kind: "failed", error: item.error };
+      }
+    }
+  }
+
+  /** Resolves once the turn reported the result of call `toolCallId`, or after `timeoutMs`. Never rejects. */
+  toolResultSeen(toolCallId: string, timers: Timers, timeoutMs: number): Promise<void> {
+    if (this.#results.has(toolCallId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        timers.clearTimeout(timer);
+        this.#resultWaiters.delete(toolCallId);
+        resolve();
+      };
+      const timer = timers.setTimeout(done, timeoutMs);
+      this.#resultWaiters.set(toolCallId, done);
+    });
+  }
+
+  /** The next item (waits for one). One consumer at a time. */
+  next(): Promise<InboxItem> {
+    const item = this.#items.shift();
+    if (item !== undefined) return Promise.resolve(this.#taken(item));
+    return new Promise((resolve) => {
+      this.#waiter = (next) => resolve(this.#taken(next));
+    });
+  }
+
+  #taken(item: InboxItem): InboxItem {
+    if (item.kind === "calls") this.#callsQueued = false;
+    return item;
+  }
+
+  #push(item: InboxItem): void {
+    if (item.kind === "event" && item.event.type === "tool-result") {
+      this.#results.add(item.event.toolCallId);
+      this.#resultWaiters.get(item.event.toolCallId)?.();
+    }
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter(item);
+    } else this.#items.push(item);
+  }
+}
