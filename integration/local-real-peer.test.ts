@@ -1,7 +1,7 @@
 /**
  * The local backend against the REAL Letta Code app-server (0.32.18, local
  * backend) with a scripted OpenAI-compatible model, each a separate process on
- * loopback. See ../shared/REAL-PEER.md.
+ * loopback. See CONTRIBUTING.md, "The real peers".
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";

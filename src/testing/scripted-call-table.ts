@@ -1,5 +1,5 @@
 /**
- * The scripted runtime's `pendingExternalToolCalls` (PROTOCOL §6.2–6.6): one
+ * The scripted runtime's `pendingExternalToolCalls` (docs/protocol.md#call-flow to docs/protocol.md#disconnects): one
  * entry per `external_tool_call_request`, keyed by `[connectionId, request_id]`,
  * settled exactly once by the response, the timeout, the connection closing or
  * the runtime stopping. No frame is ever sent to the client on timeout, and a
@@ -103,7 +103,7 @@ export class ScriptedCallTable {
     return true;
   }
 
-  /** §6.6 step 4: reject every call owned by a closed connection. */
+  /** docs/protocol.md#disconnects: reject every call owned by a closed connection. */
   rejectConnection(connectionId: string, reason = "Listener connection closed"): void {
     for (const entry of [...this.pending.values()]) {
       if (entry.record.connectionId === connectionId) entry.settle("connection-closed", externalFailure(reason));

@@ -1,7 +1,7 @@
 /**
  * One client socket of the scripted runtime: its `app-server-<n>` id, its
- * `event_seq` counter (per connection, from 1, across all runtimes — PROTOCOL
- * §4.2) and the two ways frames are written: runtime events with the envelope
+ * `event_seq` counter (per connection, from 1, across all runtimes —
+ * docs/protocol.md#event-envelope) and the two ways frames are written: runtime events with the envelope
  * (`runtime`, `event_seq`, `emitted_at`, `idempotency_key`) and plain
  * responses/requests without it.
  */

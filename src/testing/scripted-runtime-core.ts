@@ -1,7 +1,7 @@
 /**
  * The heart of the scripted runtime: connections, per-runtime conversations,
  * event fan-out to subscribers, turns and their queue, approvals, abort, and
- * the per-connection cleanup of PROTOCOL §6.6. Frame parsing lives in
+ * the per-connection cleanup of docs/protocol.md#disconnects. Frame parsing lives in
  * `scripted-commands.ts`, the socket server in `scripted-runtime.ts`.
  */
 import { randomUUID } from "node:crypto";
@@ -78,7 +78,7 @@ export class ScriptedRuntimeCore {
     return connection;
   }
 
-  /** PROTOCOL §6.6: hand over or cancel driven turns, drop queued inputs, reject calls, forget registrations. */
+  /** docs/protocol.md#disconnects: hand over or cancel driven turns, drop queued inputs, reject calls, forget registrations. */
   removeConnection(connectionId: string): void {
     if (!this.connections.delete(connectionId)) return;
     for (const conversation of this.conversations.values()) {

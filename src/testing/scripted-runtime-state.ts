@@ -1,6 +1,6 @@
 /**
- * The scripted runtime's bookkeeping, keyed like the real runtime (PROTOCOL
- * §4.5, §6.1): external tool registrations per (connection, runtime) with
+ * The scripted runtime's bookkeeping, keyed like the real runtime (docs/protocol.md#subscriptions,
+ * docs/protocol.md#tool-registration): external tool registrations per (connection, runtime) with
  * replace semantics, subscriptions per connection, and the agents and
  * conversations it created.
  */
@@ -66,7 +66,7 @@ export class ScriptedRuntimeState {
   }
 
   /**
-   * The tools a turn sees (PROTOCOL §6.1): same runtime; unscoped tools from any
+   * The tools a turn sees (docs/protocol.md#tool-registration): same runtime; unscoped tools from any
    * connection; scoped ones only from the turn's own connection and only when
    * the turn selected the scope; then the allowlist; the later registration
    * wins a name collision.
@@ -113,7 +113,7 @@ export class ScriptedRuntimeState {
     return [...this.subscriptions].filter(([, scopes]) => scopes.has(key)).map(([connectionId]) => connectionId);
   }
 
-  /** §6.6 steps 5–6: drop every registration and subscription of a closed connection. */
+  /** docs/protocol.md#disconnects, the last steps: drop every registration and subscription of a closed connection. */
   forgetConnection(connectionId: string): void {
     for (const [key, tools] of this.registrations) {
       if (tools[0]?.connectionId === connectionId) this.registrations.delete(key);
