@@ -34,7 +34,7 @@ function modelScript(toolCallDelayMs: () => number) {
       return { text: `done: ${request.toolResults.map((result) => result.text).join("\n")}` };
     }
     const lastUser = [...request.messages].reverse().find((message) => message.role === "user");
-    const marker = /please call relay_echo with (\S+)/.exec(messageText(lastUser?.content))?.[1];
+    const marker = new RegExp(`${TOOL_TRIGGER} with (\\S+)`).exec(messageText(lastUser?.content))?.[1];
     if (marker && request.toolNames.includes(TOOL_NAME)) {
       return { toolCalls: [{ name: TOOL_NAME, arguments: { text: marker } }], delayMs: toolCallDelayMs() };
     }
@@ -136,7 +136,7 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
       type: "input",
       request_id: requestId,
       runtime,
-      payload: { kind: "create_message", messages: [{ role: "user", content: `please call relay_echo with ${marker}` }] },
+      payload: { kind: "create_message", messages: [{ role: "user", content: `${TOOL_TRIGGER} with ${marker}` }] },
     });
     return requestId;
   }
