@@ -91,7 +91,7 @@ function readEditorBuffer(options: EditorToolsOptions): ClientTool {
             : undefined;
       return [
         `<editor_buffer path="${path}" hash="${hash}" lines="${range}" total_lines="${slice.totalLines}">`,
-        slice.text.endsWith("\n") || slice.text === "" ? slice.text + "</editor_buffer>" : `${slice.text}\n</editor_buffer>`,
+        slice.text.endsWith("\n") || slice.text === "" ? `${slice.text}</editor_buffer>` : `${slice.text}\n</editor_buffer>`,
         ...(note ? [note] : []),
         `The hash covers the whole buffer. To change this file, call write_via_editor with expected_hash "${hash}".`,
       ].join("\n");

@@ -27,6 +27,7 @@
  * cancelled at once (their signals fire, so their editor requests are
  * cancelled too), and the prompt resolves with `stopReason: "cancelled"`.
  */
+// biome-ignore lint/style/noRestrictedImports: one event-loop turn (AfterToolCallSeen), not a delay
 import { setImmediate } from "node:timers";
 import { RequestError, type AgentContext, type ContentBlock, type PromptResponse, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
 import type { MessageInput, SendOptions } from "../session/session.js";
@@ -91,7 +92,7 @@ export async function runAcpPrompt(options: RunAcpPromptOptions): Promise<Prompt
   session.on("tool-call-start", onStart);
   session.on("tool-call-end", onEnd);
   try {
-    let turn;
+    let turn: ReturnType<AcpPromptSession["send"]>;
     try {
       turn = session.send(messageFromPrompt(options.prompt), signal ? { signal } : {});
     } catch (error) {
@@ -170,11 +171,15 @@ class AfterToolCallSeen {
   #waiting = new Map<string, Array<() => void>>();
 
   run(toolCallId: string, action: () => void): void {
-    if (this.#seen.has(toolCallId)) return action();
+    if (this.#seen.has(toolCallId)) {
+      action();
+      return;
+    }
     let actions = this.#waiting.get(toolCallId);
     if (actions === undefined) {
       actions = [];
       this.#waiting.set(toolCallId, actions);
+      // One macrotask, not a delay: the turn's own event for the call comes in the same tick.
       setImmediate(() => this.#flush(toolCallId));
     }
     actions.push(action);

@@ -2,6 +2,7 @@
  * Public types of the scripted runtime (`toolrelay/testing`): its options, the
  * turn API a script receives, and the records it keeps for assertions.
  */
+import type { Timers } from "../internal/timers.js";
 
 /** `{ agent_id, conversation_id }`, exactly as on the wire. */
 export interface ScriptedRuntimeScope {
@@ -48,6 +49,11 @@ export interface StartScriptedRuntimeOptions {
   heartbeatIntervalMs?: number;
   /** `letta_code_version` reported by `app_server_info_response`. Default `"0.32.18"`. */
   version?: string;
+  /**
+   * The clock of the runtime: the external tool call timeout, the heartbeat and every timestamp
+   * it writes. Default: the system timers (which vitest's fake timers replace, too).
+   */
+  timers?: Timers;
 }
 
 /** A text or image block, as an `external_tool_call_response` carries it. */

@@ -176,7 +176,7 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
   if (typeof description !== "string" || description.trim() === "") {
     throw fail("description must be a non-empty string");
   }
-  let resolved;
+  let resolved: ReturnType<typeof resolveToolInput>;
   try {
     resolved = resolveToolInput(inputSchema, { jsonSchema, validate });
   } catch (error) {

@@ -36,6 +36,7 @@ export type ToolReturnObject = object & {
  * - `undefined` (or nothing) — sent as the text `(no output)`;
  * - any other JSON value — sent as `JSON.stringify(value, null, 2)`.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets `async execute() {}` (Promise<void>) type-check
 export type ToolReturnValue = string | number | boolean | null | undefined | void | readonly unknown[] | ToolReturnObject;
 
 /** The normalized form: the blocks to send, and whether they describe a tool error. */
