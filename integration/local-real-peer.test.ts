@@ -9,6 +9,7 @@ import { createSession, defineTool, type Session, type SessionOptions } from "..
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
+import { letTimePass } from "../test/support/wait.js";
 
 let model: ScriptedModelServer;
 let server: LettaAppServer;
@@ -126,6 +127,14 @@ describe("local backend against the real Letta Code app-server", () => {
     // session has no callback for. Register it behind the session's back on its own link.
     const link = new LocalLink({ url: server.url });
     const session = await open({ backend: { kind: "link", link }, tools: [weather] });
+    const applied = new Promise<void>((resolve) => {
+      const onFrame = (frame: { type: string; request_id?: unknown }): void => {
+        if (frame.type !== "runtime_external_tools_update_response" || frame.request_id !== "drift-1") return;
+        link.off("frame", onFrame);
+        resolve();
+      };
+      link.on("frame", onFrame);
+    });
     const extra = { name: "ghost_tool", description: "Not in the session", parameters: { type: "object", properties: {} } };
     link.send({
       type: "runtime_external_tools_update",
@@ -137,7 +146,7 @@ describe("local backend against the real Letta Code app-server", () => {
         },
       ],
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await applied; // the runtime answers once it has replaced the set
     model.setScript(callOnce("ghost_tool", {}));
     const outcomes: string[] = [];
     session.on("tool-call-end", (event) => outcomes.push(event.outcome));
@@ -187,7 +196,7 @@ describe("local backend against the real Letta Code app-server", () => {
         description: "Which session answers",
         inputSchema: z.object({ caller: z.string() }),
         execute: async ({ caller }) => {
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          await letTimePass(delayMs); // the tool's work takes time, on purpose
           return `${name} answered ${caller}`;
         },
       });

@@ -16,6 +16,7 @@ import type { JsonFrame } from "../test/relay/support/frame-log.js";
 import { RawStatusClient } from "../test/relay/support/raw-status-client.js";
 import { registerListener } from "../test/relay/support/fake-listener.js";
 import { httpJson } from "../test/relay/support/http-json.js";
+import { until } from "../test/support/wait.js";
 
 const API_KEY = "relay-integration-key";
 const OTHER_TENANT_KEY = "relay-integration-other-tenant-key";
@@ -259,14 +260,7 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
     relay.closeListener(oldId, 1008, "Environment gone");
     const newId = await withDeadline(registered, 20_000, "re-registration");
     expect(newId).not.toBe(oldId);
-    await withDeadline(
-      new Promise<void>((resolve) => {
-        const check = (): void => (relay.environment(newId)?.listenerConnected ? resolve() : void setTimeout(check, 20));
-        check();
-      }),
-      20_000,
-      "listener connected on the new environment",
-    );
+    await until(() => relay.environment(newId)?.listenerConnected, "listener connected on the new environment", 20_000, 20);
     durations["1008 → registered again and connected"] = Date.now() - started;
     expect(relay.environment(oldId)).toBeUndefined();
     connectionId = newId;

@@ -26,7 +26,7 @@ import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startFaultProxy, startScriptedRuntime, type FaultProxy, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 import { describeSchedule, generateSchedule, playFaults, type ChaosSchedule } from "./support/chaos-schedule.js";
 import { Prng, seedFromEnvironment } from "./support/prng.js";
-import { TIME_SCALE, scaled, sleep, sleepUnlessAborted, until, within } from "./support/wait.js";
+import { TIME_SCALE, letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const SCHEDULES = Number(process.env.CHAOS_SCHEDULES ?? 50);
 const SEED = seedFromEnvironment("CHAOS_SEED");
@@ -54,7 +54,7 @@ async function chaosTurn(turn: ScriptedTurn, schedule: ChaosSchedule, runtime: S
   const duplicates = schedule.calls
     .filter((call) => call.resendAfterMs !== undefined)
     .map(async (call) => {
-      await sleep(call.resendAfterMs!);
+      await letTimePass(call.resendAfterMs!); // the schedule's delay, on purpose
       // Only once the first request went out (resendToolCall needs it), and not into a cancelled turn.
       const sent = await until(() => turn.signal.aborted || runtime.calls.some((record) => record.toolCallId === call.toolCallId), "first request", 1_000)
         .then(() => !turn.signal.aborted)

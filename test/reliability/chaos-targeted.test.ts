@@ -13,7 +13,7 @@ import { createSession, defineTool, type Session, type SessionOptions } from "..
 import { startFaultProxy, startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 import { exponentialBackoff } from "../../src/transport/backoff.js";
 import { LocalLink } from "../../src/transport/local-link.js";
-import { scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
+import { letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -72,8 +72,8 @@ describe("half-open link", () => {
       const losses = lossTimes(session);
       const turn = session.send("go");
       await until(() => executions.size === 1, "tool running");
-      // Let a few heartbeats go by on the healthy link: no false alarm.
-      await new Promise((resolve) => setTimeout(resolve, 2 * pingIntervalMs + 50));
+      // On purpose: a few heartbeats go by on the healthy link, with no false alarm.
+      await letTimePass(2 * pingIntervalMs + 50);
       expect(losses).toEqual([]);
       const blackholedAt = Date.now();
       proxy.blackhole(true);

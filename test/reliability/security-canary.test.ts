@@ -24,6 +24,7 @@ import { CANARY, LeakRecorder } from "./support-security/canary.js";
 import { EchoingServer } from "./support-security/echoing-server.js";
 import { rawUpgrade, upgradeHeaders } from "./support-security/raw-upgrade.js";
 import { postJson, SingleSocketListener } from "./support-security/relay-listener.js";
+import { until } from "./support/wait.js";
 
 const RELAY_BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -31,15 +32,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Poll `condition` every 10 ms; reject after `ms`. */
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Authorization headers may carry the canary; every other header and the URL may not. */
 function recordUpgrades(recorder: LeakRecorder, upgrades: EchoingServer["upgrades"]): void {

@@ -13,7 +13,7 @@ import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startRelay, type Relay } from "../../src/relay/index.js";
 import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
-import { sleep } from "./support/wait.js";
+import { letTimePass } from "./support/wait.js";
 
 const KEY = "stranded-answers-key-0123456789";
 const CALLS = 100;
@@ -47,7 +47,7 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
       inputSchema: z.object({ n: z.number() }),
       execute: async ({ n }, { toolCallId }) => {
         executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
-        await sleep(100 + (n % 10) * 20);
+        await letTimePass(100 + (n % 10) * 20); // the tool's work takes time, on purpose
         return `done ${n}`;
       },
     });

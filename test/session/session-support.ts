@@ -29,19 +29,6 @@ afterEach(async () => {
   for (const runtime of runtimes.splice(0)) await runtime.close();
 });
 
-/** Poll until `check` returns a truthy value, with a deadline. */
-export function waitFor<T>(check: () => T | undefined | false | null, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      const value = check();
-      if (value) return resolve(value);
-      if (Date.now() > deadline) return reject(new Error("waitFor: deadline passed"));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
 
 /** A promise with its resolver, for tools that wait on the test. */
 export function deferred<T = void>() {
