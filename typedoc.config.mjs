@@ -21,10 +21,9 @@ export default {
   treatWarningsAsErrors: true,
   treatValidationWarningsAsErrors: true,
   validation: { notExported: true, invalidLink: true, rewrittenLink: true, notDocumented: false, unusedMergeModuleWith: true },
-  // Reachable only through the test-only link backend (`backend: { kind: "link" }`, RuntimeLink)
-  // or through a zod schema behind an inferred type; they leave the public types when those do
-  // (issue 16, surface). Each name here is a known gap, not an accepted one.
-  intentionallyNotExported: ["RuntimeLinkEvents", "OutboundFrame", "wireContentBlockSchema"],
+  // A known gap in src/relay (another developer's folder while issue 16 is open): the lead exports
+  // it from src/relay/index.ts at merge and empties this list.
+  intentionallyNotExported: ["ApiKeysFile"],
   githubPages: false,
   hideGenerator: true,
   sourceLinkExternal: false,

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions } from "../src/index.js";
+import { defineTool, type Session } from "../src/index.js";
+import { createSessionOnLink } from "../src/session/create-session.js";
+import type { LinkSessionOptions } from "../src/session/session-options.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
@@ -30,8 +32,8 @@ beforeEach(() => {
   model.resetScript();
 });
 
-async function open(options: Partial<SessionOptions>): Promise<Session> {
-  const session = await createSession({
+async function open(options: Partial<LinkSessionOptions>): Promise<Session> {
+  const session = await createSessionOnLink({
     backend: { kind: "local", url: server.url },
     agent: { create: { model: model.modelHandle, name: "toolrelay-integration" } },
     ...options,

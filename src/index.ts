@@ -9,7 +9,7 @@ export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
 export { Turn, type TurnResult } from "./session/turn.js";
 export type { TurnEvent, StreamEvent, ToolOwner } from "./session/turn-events.js";
-export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode, LinkBackendOptions } from "./session/session-options.js";
+export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode } from "./session/session-options.js";
 export type {
   SessionEvents,
   ToolCallStartEvent,
@@ -21,9 +21,11 @@ export type {
   ForeignFrameEvent,
   ToolCallProgressEvent,
   ConnectionStateChangeEvent,
+  ToolsChangeEvent,
 } from "./session/session-events.js";
 export type { ApprovalRequest, ApprovalDecision } from "./session/approval-responder.js";
 export type { LocalBackendOptions } from "./backends/local-backend.js";
+export type { LocalLinkOptions } from "./transport/local-link.js";
 export type { CloudBackendOptions } from "./backends/cloud-backend.js";
 export type { SpawnLettaServerOptions } from "./backends/spawn-letta-server.js";
 export { defineTool, fromAiSdkTools, textResult, errorResult } from "./tools/index.js";
@@ -43,15 +45,20 @@ export type {
   OpenToolSource,
   AiSdkToolLike,
   FromAiSdkToolsOptions,
+  ToolInputKind,
+  InputValidationOf,
 } from "./tools/index.js";
 export { defineToolSource } from "./tools/index.js";
-export type { CallOutcome, CallKey } from "./calls/index.js";
+export type { CallOutcome, CallKey, CallLimits } from "./calls/index.js";
 export { ToolCallAbortError } from "./calls/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
-export type { LinkState, RuntimeLink } from "./transport/runtime-link.js";
+export type { LinkState } from "./transport/runtime-link.js";
 
 // Types that appear in the public signatures above, exported so that callers can name them
 // (checked by the API report, api/toolrelay.api.md, and TypeDoc's notExported validation).
+// Each type through one statement only: a second statement reaching a declaration already named
+// above (the same module, or the module behind a folder's index) was dropped from dist/index.d.ts
+// by the declaration bundler (ToolsChangeEvent, CallLimits, ToolInputKind were missing).
 export type { ExecutionOutcome } from "./tools/execute-tool.js";
 export type { PreflightOutcome } from "./tools/prepare-tool-call.js";
 export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";

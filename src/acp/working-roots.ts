@@ -54,7 +54,7 @@ export type EditorPathCheck = { ok: true; path: string } | { ok: false; reason: 
 export interface WorkingRootsOptions {
   /** Longest path accepted, in characters. Default 4_096. */
   maxPathLength?: number;
-  /** File-system calls. Default: the real file system ({@link nodePathFileSystem}). */
+  /** File-system calls. Default: the real file system (`node:fs`). */
   fileSystem?: PathFileSystem;
 }
 

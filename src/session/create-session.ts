@@ -7,7 +7,7 @@ import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
 import { SessionTools } from "./session-tools.js";
-import type { SessionOptions } from "./session-options.js";
+import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
 import { validateSessionOptions } from "./session-options-schema.js";
 
@@ -22,6 +22,20 @@ import { validateSessionOptions } from "./session-options-schema.js";
  */
 export async function createSession(options: SessionOptions): Promise<Session> {
   validateSessionOptions(options);
+  return openSession(options);
+}
+
+/**
+ * Not public (not exported by any entry point): `createSession` over a link the caller built,
+ * `backend: { kind: "link", link }`, for this repository's tests and benchmarks. See
+ * CONTRIBUTING.md, "Injecting a link".
+ */
+export async function createSessionOnLink(options: LinkSessionOptions): Promise<Session> {
+  validateSessionOptions(options, true);
+  return openSession(options);
+}
+
+async function openSession(options: LinkSessionOptions): Promise<Session> {
   const timers = options.timers ?? systemTimers;
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const tools = new SessionTools(options.tools ?? [], toolTimeoutMs);
@@ -60,7 +74,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       link = backend.link;
     }
 
-    const session = new Session({
+    const session = Session.create({
       link,
       tools,
       timers,
@@ -100,7 +114,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 }
 
 /** The runtime the options name: an existing agent with the default or an existing conversation. */
-function expectedRuntime(options: SessionOptions): Scope | undefined {
+function expectedRuntime(options: LinkSessionOptions): Scope | undefined {
   const conversation = options.conversation ?? "new";
   if (!("id" in options.agent) || conversation === "new") return undefined;
   return { agent_id: options.agent.id, conversation_id: conversation };

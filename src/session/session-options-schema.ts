@@ -14,7 +14,7 @@ import type { SpawnLettaServerOptions } from "../backends/spawn-letta-server.js"
 import { ToolrelayError } from "../errors.js";
 import type { BackoffOptions } from "../transport/backoff.js";
 import { flattenIssues, formatPath } from "../wire/format-issues.js";
-import type { SessionOptions } from "./session-options.js";
+import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 
 type Shape<T> = Record<keyof T, z.ZodType>;
 
@@ -130,7 +130,12 @@ const linkBackendSchema = z.strictObject({
   ),
 });
 
-const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
+const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema], {
+  error: (issue) => (issue.input === undefined ? 'is required: { kind: "local", url } or { kind: "cloud", environment }' : 'must be "local" or "cloud"'),
+});
+
+/** `createSessionOnLink` only: the public backends, or an injected link. */
+const linkOrBackendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
   error: (issue) =>
     issue.input === undefined ? 'is required: { kind: "local", url } or { kind: "cloud", environment }' : 'must be "local", "cloud" or "link"',
 });
@@ -193,21 +198,27 @@ const sessionOptionsShape = {
   timers: timersSchema.optional(),
 } satisfies Shape<SessionOptions>;
 
+function refineWorkspace(options: { workspace?: unknown; backend: { kind: string } }, context: z.RefinementCtx): void {
+  if (options.workspace === "isolated" && options.backend.kind === "cloud") {
+    context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
+  }
+}
+
 /** The whole `createSession` options object. */
-export const sessionOptionsSchema = z
-  .strictObject(sessionOptionsShape, { error: "createSession needs an options object" })
-  .superRefine((options, context) => {
-    if (options.workspace === "isolated" && options.backend.kind === "cloud") {
-      context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
-    }
-  });
+export const sessionOptionsSchema = z.strictObject(sessionOptionsShape, { error: "createSession needs an options object" }).superRefine(refineWorkspace);
+const linkSessionOptionsSchema = z
+  .strictObject({ ...sessionOptionsShape, backend: linkOrBackendSchema }, { error: "createSession needs an options object" })
+  .superRefine(refineWorkspace);
 
 /**
  * Throw `INVALID_OPTIONS` naming every wrong option (`options.backend.environment: is required`),
- * before anything is started. The zod issues are in `details.issues`.
+ * before anything is started. The zod issues are in `details.issues`. `allowLink`: the backend may
+ * be an injected link (`createSessionOnLink`).
  */
-export function validateSessionOptions(options: unknown): asserts options is SessionOptions {
-  const checked = sessionOptionsSchema.safeParse(options);
+export function validateSessionOptions(options: unknown): asserts options is SessionOptions;
+export function validateSessionOptions(options: unknown, allowLink: true): asserts options is LinkSessionOptions;
+export function validateSessionOptions(options: unknown, allowLink = false): void {
+  const checked = (allowLink ? linkSessionOptionsSchema : sessionOptionsSchema).safeParse(options);
   if (checked.success) return;
   const issues = describeIssues(checked.error.issues);
   const shown = issues.slice(0, 3).join("; ");

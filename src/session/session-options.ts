@@ -9,13 +9,21 @@ import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js"
 /** The runtime's permission modes. */
 export type PermissionMode = "standard" | "acceptEdits" | "unrestricted" | "strict";
 
-/** Use a link you built yourself (advanced; tests, custom transports). */
+/** Where the runtime is: the local app-server, or a Letta Cloud environment. */
+export type BackendOptions = LocalBackendOptions | CloudBackendOptions;
+
+/**
+ * Not public: a link built by the caller, for this repository's own tests and benchmarks (no
+ * socket, a fault-injecting link, a second controller on the same connection). Only
+ * `createSessionOnLink` (src/session/create-session.ts) takes it; see CONTRIBUTING.md.
+ */
 export interface LinkBackendOptions {
   kind: "link";
   link: RuntimeLink;
 }
 
-export type BackendOptions = LocalBackendOptions | CloudBackendOptions | LinkBackendOptions;
+/** `SessionOptions` whose backend may also be an injected link (`createSessionOnLink`). */
+export type LinkSessionOptions = Omit<SessionOptions, "backend"> & { backend: BackendOptions | LinkBackendOptions };
 
 /** Which agent the session drives. */
 export type AgentOptions =

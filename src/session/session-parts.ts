@@ -14,13 +14,14 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-/** @internal What createSession hands to the session. */
+/** What createSession hands to the session (not exported by any entry point). */
 export interface SessionParts {
   link: RuntimeLink;
   /** The tool set (plain tools and open tool sources); its registry is the current one. */
   tools: SessionTools;
   timers: Timers;
-  options: SessionOptions;
+  /** The options (the backend is already resolved into `link`). */
+  options: Omit<SessionOptions, "backend">;
   startInput: Omit<RuntimeStartInput, "runtime" | "tools">;
   requestTimeoutMs: number;
   /** The call table's bounds, resolved from the options once. */

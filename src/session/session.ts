@@ -44,7 +44,12 @@ export class Session extends EventEmitter<SessionEvents> {
   #callerSignalCleanup: (() => void) | undefined;
 
   /** @internal Use `createSession`. */
-  constructor(parts: SessionParts) {
+  static create(parts: SessionParts): Session {
+    return new Session(parts);
+  }
+
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; createSession is the way in
+  private constructor(parts: SessionParts) {
     super();
     this.#parts = parts;
     this.#link = parts.link;
@@ -173,7 +178,7 @@ export class Session extends EventEmitter<SessionEvents> {
     }
     if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#own.scope!;
-    const turn = new Turn((target) => this.#abortTurn(target));
+    const turn = Turn.create((target) => this.#abortTurn(target));
     this.#turn = turn;
     const clientMessageId = nextRequestId("message");
     this.#turns.begin(turn, clientMessageId);

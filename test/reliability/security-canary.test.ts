@@ -17,6 +17,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
+import { createSessionOnLink } from "../../src/session/create-session.js";
 import { startScriptedRuntime } from "../../src/testing/index.js";
 import { CloudLink } from "../../src/transport/cloud-link.js";
 import { LocalLink } from "../../src/transport/local-link.js";
@@ -81,7 +82,7 @@ describe("canary token: local", () => {
     const recorder = new LeakRecorder();
     const link = new LocalLink({ url: `ws://127.0.0.1:${server.port}/ws`, token: CANARY, pingIntervalMs: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
     link.on("error", (error) => recorder.error("link error", error));
-    const session = await createSession({ backend: { kind: "link", link }, agent: { id: "agent-1" } });
+    const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { id: "agent-1" } });
     cleanups.push(() => session.close());
     recordSession(recorder, session);
     recorder.text("link url", link.url);

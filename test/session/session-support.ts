@@ -1,6 +1,8 @@
 import { afterEach } from "vitest";
 import { WebSocketServer } from "ws";
-import { createSession, type Session, type SessionOptions } from "../../src/index.js";
+import type { Session } from "../../src/index.js";
+import { createSessionOnLink } from "../../src/session/create-session.js";
+import type { LinkSessionOptions } from "../../src/session/session-options.js";
 import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
 
 const runtimes: Array<{ close(): Promise<void> }> = [];
@@ -13,9 +15,9 @@ export async function scriptedRuntime(options: StartScriptedRuntimeOptions): Pro
   return runtime;
 }
 
-/** A session on `runtime`, closed after the test. */
-export async function sessionOn(runtime: ScriptedRuntime, options: Partial<SessionOptions> = {}): Promise<Session> {
-  const session = await createSession({
+/** A session on `runtime` (or on `options.backend`, an injected link too), closed after the test. */
+export async function sessionOn(runtime: ScriptedRuntime, options: Partial<LinkSessionOptions> = {}): Promise<Session> {
+  const session = await createSessionOnLink({
     backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 },
     agent: { create: { model: "scripted/test" } },
     ...options,
