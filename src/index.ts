@@ -53,6 +53,8 @@ export type { CallOutcome, CallKey, CallLimits } from "./calls/index.js";
 export { ToolCallAbortError } from "./calls/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
 export type { LinkState } from "./transport/runtime-link.js";
+export type { Logger, LogFields } from "./observability/logger.js";
+export type { TelemetryTracer, TelemetrySpan, TelemetryAttributes } from "./observability/telemetry.js";
 
 // Types that appear in the public signatures above, exported so that callers can name them
 // (checked by the API report, api/toolrelay.api.md, and TypeDoc's notExported validation).

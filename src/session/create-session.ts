@@ -2,6 +2,10 @@ import { createLocalBackend } from "../backends/local-backend.js";
 import { createCloudLink } from "../backends/cloud-backend.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
+import { SessionLog } from "../observability/logger.js";
+import { SessionObserver } from "../observability/session-observer.js";
+import { SessionTracing } from "../observability/telemetry.js";
+import { secretForms } from "../transport/open-web-socket.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
@@ -37,6 +41,8 @@ export async function createSessionOnLink(options: LinkSessionOptions): Promise<
 
 async function openSession(options: LinkSessionOptions): Promise<Session> {
   const timers = options.timers ?? systemTimers;
+  const log = new SessionLog(options.logger, secretsOf(options));
+  log.write("debug", "session", "session start", { backend: options.backend.kind });
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const tools = new SessionTools(options.tools ?? [], toolTimeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
@@ -74,8 +80,17 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       link = backend.link;
     }
 
-    const session = Session.create({
+    let session: Session | undefined;
+    const observer = new SessionObserver({
+      log,
+      tracing: await SessionTracing.create(options.tracer),
+      timers,
+      logPayloads: options.logPayloads === true,
+      scope: () => ({ agentId: session?.agentId ?? "", conversationId: session?.conversationId ?? "", connectionId: link.connectionId }),
+    });
+    session = Session.create({
       link,
+      observer,
       tools,
       timers,
       options,
@@ -105,12 +120,23 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       await session.close();
       throw error;
     }
+    observer.sessionOpened(options.backend.kind);
     return session;
   } catch (error) {
+    log.write("warn", "session", "session start failed", { code: (error as { code?: string })?.code, error: (error as Error)?.message ?? String(error) });
     await dispose();
     if (error instanceof ToolrelayError) throw error;
     throw new ToolrelayError("CONNECT_FAILED", `cannot start the session: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
+}
+
+/** Every credential the session may hold, in every form it takes in text (for the log's redaction). */
+function secretsOf(options: LinkSessionOptions): string[] {
+  const backend = options.backend as { token?: unknown; apiKey?: unknown };
+  const secrets = [backend.token, backend.apiKey, process.env.LETTA_API_KEY].filter(
+    (secret): secret is string => typeof secret === "string" && secret.trim().length >= 4,
+  );
+  return secrets.flatMap((secret) => secretForms(secret.trim()));
 }
 
 /** The runtime the options name: an existing agent with the default or an existing conversation. */

@@ -35,6 +35,16 @@ const timersSchema = z.custom<unknown>(
   { error: "must have setTimeout, clearTimeout and now functions" },
 );
 
+const loggerSchema = z.custom<unknown>(
+  (value) => typeof value === "object" && value !== null && ["debug", "info", "warn", "error"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+  { error: "must have debug, info, warn and error functions (pino's shape)" },
+);
+
+const tracerSchema = z.custom<unknown>(
+  (value) => value === false || (typeof value === "object" && value !== null && isFunction((value as Record<string, unknown>).startSpan)),
+  { error: "must be an OpenTelemetry tracer (with startSpan) or false" },
+);
+
 const backoffSchema = z.strictObject(
   {
     initialDelayMs: positiveNumber.optional(),
@@ -196,6 +206,9 @@ const sessionOptionsShape = {
     .strictObject({ name: nonEmptyString, title: z.string({ error: "must be a string" }).optional(), version: z.string({ error: "must be a string" }).optional() }, { error: "must be an object" })
     .optional(),
   timers: timersSchema.optional(),
+  logger: loggerSchema.optional(),
+  logPayloads: z.boolean({ error: "must be a boolean" }).optional(),
+  tracer: tracerSchema.optional(),
 } satisfies Shape<SessionOptions>;
 
 function refineWorkspace(options: { workspace?: unknown; backend: { kind: string } }, context: z.RefinementCtx): void {

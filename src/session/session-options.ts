@@ -2,6 +2,8 @@ import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
+import type { Logger } from "../observability/logger.js";
+import type { TelemetryTracer } from "../observability/telemetry.js";
 import type { ClientTool, ToolSource } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js";
@@ -103,4 +105,26 @@ export interface SessionOptions {
   clientInfo?: { name: string; title?: string; version?: string };
   /** Timers (inject fake ones in tests). Default: the global timers. */
   timers?: Timers;
+  /**
+   * Where the session's log lines go: any logger with pino's shape (`debug`, `info`, `warn`,
+   * `error`, each `(fields, message)`), e.g. a pino logger or a child of one. Each line carries
+   * `component: "toolrelay:session" | "toolrelay:turn" | "toolrelay:tool" | "toolrelay:link"`,
+   * ids, tool names, outcomes and durations; credentials are redacted. Default: the `debug`
+   * package — set `DEBUG=toolrelay*` to print them on stderr (see docs/observability.md).
+   */
+  logger?: Logger;
+  /**
+   * Also log the prompt of each turn, the input of each tool call and its result (at debug
+   * level; credentials still redacted). They may hold personal or secret data: turn this on only
+   * where logs may hold them. Never in spans. Default `false`.
+   */
+  logPayloads?: boolean;
+  /**
+   * OpenTelemetry: a span per turn (`toolrelay.turn`) and per client tool call
+   * (`execute_tool <name>`, a child of its turn's) with ids, tool name, outcome and duration — no
+   * payloads. Default: the global tracer of `@opentelemetry/api` when that optional peer is
+   * installed (a no-op until your application registers a tracer provider), else no spans. A
+   * tracer (`trace.getTracer("my-app")`): spans go there. `false`: no spans.
+   */
+  tracer?: TelemetryTracer | false;
 }

@@ -1,5 +1,6 @@
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
+import type { SessionObserver } from "../observability/session-observer.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import type { RuntimeStartInput } from "./runtime-start-frame.js";
@@ -30,6 +31,8 @@ export interface SessionParts {
   expectedRuntime: RuntimeScope | undefined;
   /** Releases what the backend and workspace set up (spawned server, scratch dir). */
   dispose(): Promise<void>;
+  /** The session's log and tracer (src/observability). */
+  observer: SessionObserver;
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
   onRuntime?(runtime: RuntimeScope): void;
 }

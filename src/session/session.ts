@@ -4,7 +4,7 @@ import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle } from "../internal/timers.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
-import type { InboundFrame, InputFrame } from "../wire/index.js";
+import type { InboundFrame, InputAcceptedFrame, InputFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
@@ -64,6 +64,7 @@ export class Session extends EventEmitter<SessionEvents> {
       events: this,
       timers: parts.timers,
       limits: parts.callLimits,
+      observer: parts.observer,
     });
     this.#approvals = new ApprovalResponder({
       isClientTool: (name) => parts.tools.get(name) !== undefined,
@@ -114,6 +115,7 @@ export class Session extends EventEmitter<SessionEvents> {
    */
   override emit(event: keyof SessionEvents, ...args: unknown[]): boolean {
     const emitUnsafe = super.emit.bind(this) as (name: keyof SessionEvents, ...rest: unknown[]) => boolean;
+    if (event === "error") this.#parts.observer.error(args[0] as ToolrelayError);
     try {
       return emitUnsafe(event, ...args);
     } catch (error) {
@@ -182,6 +184,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#turn = turn;
     const clientMessageId = nextRequestId("message");
     this.#turns.begin(turn, clientMessageId);
+    this.#parts.observer.turnStarted(turn.result, message, clientMessageId);
     const frame = {
       type: "input",
       request_id: nextRequestId("input"),
@@ -214,7 +217,7 @@ export class Session extends EventEmitter<SessionEvents> {
       return;
     }
     this.#inputUnconfirmed = true;
-    let accepted;
+    let accepted: InputAcceptedFrame;
     try {
       accepted = await this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
     } catch (error) {
@@ -271,6 +274,7 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   async #close(): Promise<void> {
+    this.#parts.observer.sessionClosed(this.#dispatcher.table.runningCount);
     this.#callerSignalCleanup?.();
     this.#dispatcher.table.close("the session was closed");
     if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
@@ -284,21 +288,27 @@ export class Session extends EventEmitter<SessionEvents> {
   #onFrame(frame: InboundFrame): void {
     switch (frame.type) {
       case "external_tool_call_request":
-        return this.#dispatcher.handle(frame);
+        this.#dispatcher.handle(frame);
+        return;
       case "control_request":
-        return this.#approvals.handle(frame);
+        this.#approvals.handle(frame);
+        return;
       case "stream_delta":
-        return this.#turns.onDelta(frame);
+        this.#turns.onDelta(frame);
+        return;
       case "update_loop_status":
-        return this.#turns.onLoopStatus(frame);
+        this.#turns.onLoopStatus(frame);
+        return;
       case "turn_finished":
-        return this.#turns.onTurnFinished(frame);
+        this.#turns.onTurnFinished(frame);
+        return;
       default:
         this.#tracker.handle(frame);
     }
   }
 
   #onState(state: LinkState, previous: LinkState): void {
+    this.#parts.observer.linkState(state, previous);
     this.emit("connection-state-change", { state, previous });
     if (state === "reconnecting" && previous === "open") this.#dispatcher.table.epochEnded();
     if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
