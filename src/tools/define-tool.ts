@@ -86,9 +86,11 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
   /**
    * Only beside a Standard Schema that has no JSON Schema converter: the JSON
    * Schema to offer the model (e.g. `toJsonSchema(schema)` from
-   * `@valibot/to-json-schema`). Default: the schema's own converter.
+   * `@valibot/to-json-schema`). Default: the schema's own converter. Typed as any object, because
+   * converters type their output as any JSON Schema: that it is an object schema
+   * (`type: "object"`) is checked when the tool is defined (`INVALID_TOOL_DEFINITION`).
    */
-  jsonSchema?: JsonSchemaObject;
+  jsonSchema?: JsonSchemaObject | object;
   /**
    * Only with a JSON Schema `inputSchema`: `false` advertises the schema
    * without validating — nothing is refused or changed, `execute` gets the
