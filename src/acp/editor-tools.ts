@@ -26,6 +26,7 @@ import { EditorRequestError, type EditorChannel } from "./editor-channel.js";
 import { editorToolNames } from "./editor-capabilities.js";
 import type { WorkingRoots } from "./working-roots.js";
 
+/** Options of `createEditorTools`. */
 export interface EditorToolsOptions {
   /** How the tools reach the editor (see `editorChannelFor`). `undefined`: no editor tools. */
   channel: EditorChannel | undefined;

@@ -43,13 +43,19 @@ import { ToolCallReporter } from "./tool-call-reporter.js";
  * session from the `toolrelay` entry point fits the `toolrelay/acp` types).
  */
 export interface AcpPromptSession {
+  /** `Session.send`: one turn. */
   send(message: MessageInput, options?: SendOptions): AsyncIterable<TurnEvent> & { readonly result: Promise<TurnResult> };
+  /** Listen to the session's client tool calls starting. */
   on(event: "tool-call-start", listener: (event: ToolCallStartEvent) => void): unknown;
+  /** Listen to the session's client tool calls ending. */
   on(event: "tool-call-end", listener: (event: ToolCallEndEvent) => void): unknown;
+  /** Stop listening (the prompt turn is over). */
   off(event: "tool-call-start", listener: (event: ToolCallStartEvent) => void): unknown;
+  /** Stop listening (the prompt turn is over). */
   off(event: "tool-call-end", listener: (event: ToolCallEndEvent) => void): unknown;
 }
 
+/** Options of `runAcpPrompt`: one ACP prompt turn over a toolrelay session. */
 export interface RunAcpPromptOptions {
   /** The toolrelay session of this ACP session (a `Session` from `createSession`). */
   session: AcpPromptSession;

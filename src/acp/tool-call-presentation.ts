@@ -6,6 +6,7 @@
  */
 import type { ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 
+/** How a tool call is shown in the editor (ACP `tool_call` fields). */
 export interface ToolCallPresentation {
   title: string;
   kind: ToolKind;

@@ -51,6 +51,7 @@ export const nodePathFileSystem: PathFileSystem = {
 /** The result of {@link WorkingRoots.check}. */
 export type EditorPathCheck = { ok: true; path: string } | { ok: false; reason: string };
 
+/** Options of `WorkingRoots`. */
 export interface WorkingRootsOptions {
   /** Longest path accepted, in characters. Default 4_096. */
   maxPathLength?: number;

@@ -35,6 +35,7 @@ export type AgentOptions =
       create: { model: string; name?: string; [field: string]: unknown };
     };
 
+/** `createSession`'s options: where the runtime is, which agent and conversation, your tools, and the bounds of the calls. */
 export interface SessionOptions {
   /** Where the runtime is: `{ kind: "local", url }`, `{ kind: "local", spawn: true }` or `{ kind: "cloud", ... }`. Required. */
   backend: BackendOptions;

@@ -10,6 +10,7 @@ import type { SessionOptions } from "./session-options.js";
 /** A user message: plain text, or letta message content parts. */
 export type MessageInput = string | Array<{ type: "text"; text: string } | { type: "image"; source: Record<string, unknown> }>;
 
+/** Options of `session.send`. */
 export interface SendOptions {
   /** Aborting it aborts the turn. */
   signal?: AbortSignal;

@@ -269,6 +269,7 @@ export class Session extends EventEmitter<SessionEvents> {
     return this.#closing;
   }
 
+  /** `await using session = …`: {@link Session.close} when the block ends. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

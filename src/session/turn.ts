@@ -60,6 +60,7 @@ export class Turn implements AsyncIterable<TurnEvent> {
     return this.#done;
   }
 
+  /** The turn's events as they happen (`for await`); it ends after `stop`, or throws what `result` rejects with. */
   [Symbol.asyncIterator](): AsyncIterator<TurnEvent> {
     return this.#queue[Symbol.asyncIterator]();
   }

@@ -20,6 +20,7 @@ import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import { ProxiedConnection } from "./fault-proxy-connection.js";
 
+/** Options of `startFaultProxy`. */
 export interface StartFaultProxyOptions {
   /** Where every accepted connection is forwarded. Required. */
   target: { host: string; port: number };

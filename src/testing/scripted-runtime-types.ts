@@ -16,6 +16,7 @@ export type ScriptedPermissionMode = "unrestricted" | "standard" | "acceptEdits"
 /** A script: runs once per `create_message` input (queued inputs run one after another). */
 export type TurnScript = (turn: ScriptedTurn) => Promise<void> | void;
 
+/** Options of `startScriptedRuntime`. Only `script` is required. */
 export interface StartScriptedRuntimeOptions {
   /**
    * Plays the model: called once for every accepted `create_message` input (a repeated input
@@ -167,6 +168,7 @@ export interface ScriptedTurn {
   subagent(options?: ScriptedSubagentOptions): ScriptedSubagent;
 }
 
+/** Options of `turn.subagent()`: what the runtime's `update_subagent_state` says about it. */
 export interface ScriptedSubagentOptions {
   /** Default `subagent-<ms>-<n>`, like the runtime's. */
   subagentId?: string;

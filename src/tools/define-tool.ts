@@ -135,6 +135,7 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
    * and a returned promise never rejects.
    */
   validateInput(input: unknown): InputValidationOf<TSchema>;
+  /** Run the tool: the callback given to `defineTool` (the session calls it after validating the input). */
   execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
 }
 
