@@ -133,7 +133,9 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
       reconnectGraceMs: 400,
       requestTimeoutMs: scaled(1_000),
     });
-    session.on("error", (error) => void (sessionErrors[error.code] = (sessionErrors[error.code] ?? 0) + 1));
+    session.on("error", (error) => {
+      sessionErrors[error.code] = (sessionErrors[error.code] ?? 0) + 1;
+    });
     session.on("connection-state-change", ({ state, previous }) => {
       if (state === "reconnecting" && previous === "open") reconnects++;
     });
@@ -150,7 +152,9 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
   it(`${SCHEDULES} seeded schedules: no duplicate execution, every request answered once the link is back, ≤ ${SCHEDULE_BUDGET_MS} ms each`, async () => {
     const master = new Prng(SEED);
     const absorbed: Record<string, number> = {};
-    session.on("tool-call-duplicate", ({ disposition }) => void (absorbed[disposition] = (absorbed[disposition] ?? 0) + 1));
+    session.on("tool-call-duplicate", ({ disposition }) => {
+      absorbed[disposition] = (absorbed[disposition] ?? 0) + 1;
+    });
     const faultCounts: Record<string, number> = {};
     const durations: number[] = [];
     let schedulesWithReconnect = 0;

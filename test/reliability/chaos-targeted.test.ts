@@ -162,7 +162,11 @@ describe("oversize frame", () => {
     const losses = lossTimes(session);
     let quickRelease!: () => void;
     const quickGate = new Promise<void>((resolve) => (quickRelease = resolve));
-    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => (await quickGate, "quick done") });
+    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => {
+        await quickGate;
+        return "quick done";
+      },
+    });
     const bystander = await openSession(runtime.url, { tools: [quick] });
     const bystanderLosses = lossTimes(bystander);
 
@@ -240,7 +244,7 @@ describe("runtime killed and restarted on the same port mid-call", () => {
     expect(retries[0]! - droppedAt).toBeLessThanOrEqual(scaled(100));
     // Later retries: exponential ceilings (100, 200, 400, ... ms, capped at 5 s) with full jitter.
     const gaps = retries.slice(1).map((at, index) => at - retries[index]!);
-    gaps.forEach((gap, index) => expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40)));
+    for (const [index, gap] of gaps.entries()) expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40));
     const ratios = gaps.slice(0, 3).map((gap, index) => gap / Math.min(5_000, 50 * 2 ** (index + 1)));
     console.log(`restart figures ${JSON.stringify({ firstRetryAfterDropMs: retries[0]! - droppedAt, retryGapsMs: gaps, attemptsWhileDown: retries.length })}`);
     expect(ratios.some((ratio) => ratio < 0.9)).toBe(true);

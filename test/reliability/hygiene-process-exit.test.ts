@@ -48,7 +48,9 @@ function runFixture(url: string, ...extra: string[]) {
     output.stdout += chunk.toString();
     if (output.lineAt === undefined && /^(closed|skipped)/m.test(output.stdout)) output.lineAt = Date.now();
   });
-  child.stderr!.on("data", (chunk: Buffer) => void (output.stderr += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once("exit", (code) => resolve({ code, at: Date.now() })));
   return { child, output, exited };
 }

@@ -69,7 +69,13 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
         cuts.push(code);
         largestBeforeCut = Math.max(largestBeforeCut, readerBytes);
         readerBytes = 0;
-        if (reconnects++ < 20) void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then((next) => (watch(next), (reader = next)), () => {});
+        if (reconnects++ < 20) void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then(
+            (next) => {
+              watch(next);
+              reader = next;
+            },
+            () => {},
+          );
       });
     };
     watch(reader);

@@ -19,7 +19,7 @@ const KEY = "stranded-answers-key-0123456789";
 const CALLS = 100;
 const RUNTIME = { agent_id: "agent-stranded", conversation_id: "conv-stranded" };
 
-const cleanups: Array<() => Promise<unknown> | void> = [];
+const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -29,7 +29,9 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
     const relay: Relay = await startRelay({ apiKeys: [KEY], heartbeatIntervalMs: 0 });
     cleanups.push(() => relay.close());
     const listener = await FakeListener.start(relay.httpUrl, KEY, { mode: "split" });
-    cleanups.push(() => listener.terminate());
+    cleanups.push(async () => {
+      listener.terminate();
+    });
     // The listener answers the session's runtime_start (and every re-registration) for its runtime.
     const answered = new Map<string, number>();
     listener.control!.on("message", (data) => {
