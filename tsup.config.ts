@@ -1,7 +1,9 @@
 import { defineConfig, type Options } from "tsup";
 
 const shared: Options = {
-  dts: true,
+  // `@internal` members (Session.create, Turn.push/finish/fail, ...) are not part of the public
+  // types: a caller cannot name them. They stay in the JavaScript, where the session needs them.
+  dts: { compilerOptions: { stripInternal: true } },
   // No source maps in the package: they were 63% of its unpacked size and pointed at src/, which
   // is not shipped. The output is unminified and readable as it is.
   sourcemap: false,

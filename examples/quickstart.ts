@@ -6,7 +6,8 @@
  * model. Swap the backend for `{ kind: "local", url }` to use a real
  * `letta server --listen` (see examples/local-letta.ts).
  *
- *   npm run demo
+ *   npm run demo                         # or: npm run demo -- Lisbon
+ *   DEBUG='toolrelay*' npm run demo      # the session's life on stderr (no prompts, inputs or results)
  */
 import { z } from "zod";
 import { createSession, defineTool } from "toolrelay";
@@ -23,11 +24,13 @@ const weather = defineTool({
   },
 });
 
+const city = process.argv[2] ?? "Paris";
+
 // The "model": says something, calls get_weather, then answers with the result.
 const runtime = await startScriptedRuntime({
   script: async (turn) => {
     await turn.say("Let me check the weather. ");
-    const result = await turn.callTool("get_weather", { city: "Paris" });
+    const result = await turn.callTool("get_weather", { city });
     const text = result.content.map((part) => ("text" in part ? part.text : "")).join("");
     await turn.say(`It is ${text}.`);
   },
@@ -42,8 +45,9 @@ try {
   session.on("tool-call-end", (event) => console.log(`  [event] ${event.toolName} -> ${event.outcome} in ${event.durationMs} ms`));
 
   console.log(`session ${session.agentId} / ${session.conversationId}`);
-  console.log("> What is the weather in Paris?");
-  for await (const event of session.send("What is the weather in Paris?")) {
+  const question = `What is the weather in ${city}?`;
+  console.log(`> ${question}`);
+  for await (const event of session.send(question)) {
     if (event.type === "assistant") console.log(`  [assistant] ${event.text}`);
     else if (event.type === "tool-call") console.log(`  [tool-call] ${event.toolName} ${JSON.stringify(event.input)} (${event.owner})`);
     else if (event.type === "tool-result") console.log(`  [tool-result] ${event.text}`);

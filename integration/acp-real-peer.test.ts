@@ -15,7 +15,8 @@ import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-
 import { messageText, startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
 import { REPO_ROOT, spawnExampleAgent, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
-import { eventually, TestEditor } from "../test/acp/support/test-editor.js";
+import { TestEditor } from "../test/acp/support/test-editor.js";
+import { until } from "../test/support/wait.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "acp", "one-turn-real-peer.json");
 
@@ -241,7 +242,7 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     const read = await editor.nextSlowRead(30_000);
     await connection.agent.notify("session/cancel", { sessionId });
     await expect(pending).resolves.toEqual({ stopReason: "cancelled" });
-    await eventually(() => read.outcome === "cancelled", 10_000, "the editor's read cancelled");
+    await until(() => read.outcome === "cancelled", "the editor's read cancelled", 10_000);
     const cancel = editor.log.find(
       (entry) =>
         entry.direction === "in" &&

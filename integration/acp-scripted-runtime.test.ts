@@ -15,7 +15,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult, type ScriptedTurn } from "../src/testing/index.js";
 import { spawnExampleAgent, REPO_ROOT, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
-import { eventually, TestEditor } from "../test/acp/support/test-editor.js";
+import { TestEditor } from "../test/acp/support/test-editor.js";
+import { until } from "../test/support/wait.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "acp", "one-turn.json");
 
@@ -230,7 +231,7 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     await connection.agent.notify("session/cancel", { sessionId });
     await expect(pending).resolves.toEqual({ stopReason: "cancelled" });
     // The editor's request was cancelled ($/cancel_request for its id) and its handler saw the abort.
-    await eventually(() => read.outcome === "cancelled", 10_000, "the editor's read cancelled");
+    await until(() => read.outcome === "cancelled", "the editor's read cancelled", 10_000);
     const cancel = editor.log.find(
       (entry) =>
         entry.direction === "in" &&

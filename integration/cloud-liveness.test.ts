@@ -9,6 +9,7 @@ import { createSession, type ConnectionStateChangeEvent, type SessionOptions, ty
 import { startRelay, type Relay } from "../src/relay/index.js";
 import { startScriptedModelServer, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 import { startLettaListener, type LettaListener } from "./support/letta-listener-process.js";
+import { letTimePass } from "../test/support/wait.js";
 
 const API_KEY = "liveness-suite-key";
 const PING_INTERVAL_MS = 200;
@@ -57,7 +58,7 @@ describe("cloud liveness: a relay that answers no JSON ping", () => {
       const environment = relay.environments().find((candidate) => candidate.connectionName === ENV_NAME)!;
       const attachedBefore = relay.environment(environment.connectionId)!.sdkSessions;
 
-      await new Promise((resolve) => setTimeout(resolve, 12 * PING_INTERVAL_MS));
+      await letTimePass(12 * PING_INTERVAL_MS); // on purpose: many heartbeats go by, with no drop
 
       // With JSON pongs as the only evidence this link dropped after pingInterval + pongTimeout (600 ms).
       expect(changes).toEqual([]);

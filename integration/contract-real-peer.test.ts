@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSession, defineTool, type Session } from "../src/index.js";
+import { createSessionOnLink } from "../src/session/create-session.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { connectRawPeerClient } from "../test/support/raw-peer-client.js";
@@ -132,7 +133,7 @@ describe("the contract against the real app-server", () => {
         if (frame.type === "input" && (frame.payload as { kind?: string }).kind === "approval_response") answeredByToolrelay.push(frame);
         return send(frame, trusted);
       };
-      const session = await createSession({ backend: { kind: "link", link }, agent: { create: { model: model.modelHandle, name: "toolrelay-bystander" } } });
+      const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { create: { model: model.modelHandle, name: "toolrelay-bystander" } } });
       sessions.push(session);
       session.on("error", () => undefined);
       await expect.poll(() => replayed.filter((id) => id === approval.request_id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);

@@ -1,14 +1,17 @@
 /**
  * The local backend against the REAL Letta Code app-server (0.32.18, local
  * backend) with a scripted OpenAI-compatible model, each a separate process on
- * loopback. See ../shared/REAL-PEER.md.
+ * loopback. See CONTRIBUTING.md, "The real peers".
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions } from "../src/index.js";
+import { defineTool, type Session } from "../src/index.js";
+import { createSessionOnLink } from "../src/session/create-session.js";
+import type { LinkSessionOptions } from "../src/session/session-options.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
+import { letTimePass } from "../test/support/wait.js";
 
 let model: ScriptedModelServer;
 let server: LettaAppServer;
@@ -29,8 +32,8 @@ beforeEach(() => {
   model.resetScript();
 });
 
-async function open(options: Partial<SessionOptions>): Promise<Session> {
-  const session = await createSession({
+async function open(options: Partial<LinkSessionOptions>): Promise<Session> {
+  const session = await createSessionOnLink({
     backend: { kind: "local", url: server.url },
     agent: { create: { model: model.modelHandle, name: "toolrelay-integration" } },
     ...options,
@@ -126,6 +129,14 @@ describe("local backend against the real Letta Code app-server", () => {
     // session has no callback for. Register it behind the session's back on its own link.
     const link = new LocalLink({ url: server.url });
     const session = await open({ backend: { kind: "link", link }, tools: [weather] });
+    const applied = new Promise<void>((resolve) => {
+      const onFrame = (frame: { type: string; request_id?: unknown }): void => {
+        if (frame.type !== "runtime_external_tools_update_response" || frame.request_id !== "drift-1") return;
+        link.off("frame", onFrame);
+        resolve();
+      };
+      link.on("frame", onFrame);
+    });
     const extra = { name: "ghost_tool", description: "Not in the session", parameters: { type: "object", properties: {} } };
     link.send({
       type: "runtime_external_tools_update",
@@ -137,7 +148,7 @@ describe("local backend against the real Letta Code app-server", () => {
         },
       ],
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await applied; // the runtime answers once it has replaced the set
     model.setScript(callOnce("ghost_tool", {}));
     const outcomes: string[] = [];
     session.on("tool-call-end", (event) => outcomes.push(event.outcome));
@@ -187,7 +198,7 @@ describe("local backend against the real Letta Code app-server", () => {
         description: "Which session answers",
         inputSchema: z.object({ caller: z.string() }),
         execute: async ({ caller }) => {
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          await letTimePass(delayMs); // the tool's work takes time, on purpose
           return `${name} answered ${caller}`;
         },
       });

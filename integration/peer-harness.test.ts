@@ -14,6 +14,7 @@ import { startLettaListener } from "./support/letta-listener-process.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { connectRawPeerClient, type RawPeerClient } from "../test/support/raw-peer-client.js";
 import { startScriptedModelServer, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
+import { letTimePass, until } from "../test/support/wait.js";
 
 const GET_WEATHER = {
   name: "get_weather",
@@ -34,13 +35,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitUntil(condition: () => boolean, timeoutMs: number, description: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function startRuntime(client: RawPeerClient, modelHandle: string, name: string) {
   const response = await client.request(
@@ -179,7 +173,7 @@ describe("real peer harness", () => {
 
     await sendUserMessage(client, runtime, "two-calls", "Oslo and Lima?");
     const first = await client.waitFor(isCall, { timeoutMs: 15_000, fromIndex: mark });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await letTimePass(200); // on purpose: the second call may not come before the first is answered
     expect(client.received.slice(mark).filter(isCall)).toHaveLength(1);
 
     client.send({ type: "external_tool_call_response", request_id: first.request_id, error: "service down" });
@@ -230,7 +224,7 @@ describe("real peer harness", () => {
     let peerPid = 0;
     let peerHome = "";
     try {
-      await waitUntil(() => /PEER \d+ \S+/.test(output) || probe.exitCode !== null, 30_000, `probe output (${output})`);
+      await until(() => /PEER \d+ \S+/.test(output) || probe.exitCode !== null, () => `probe output (${output})`, 30_000, 50);
       const match = output.match(/PEER (\d+) (\S+)/);
       expect(match, output).not.toBeNull();
       peerPid = Number(match![1]);
@@ -239,8 +233,8 @@ describe("real peer harness", () => {
 
       probe.kill("SIGKILL");
       await probeExited;
-      await waitUntil(() => !isAlive(peerPid), 5_000, "the orphaned app-server to be killed");
-      await waitUntil(() => !existsSync(peerHome), 5_000, "the orphan's HOME to be removed");
+      await until(() => !isAlive(peerPid), "the orphaned app-server to be killed", 5_000, 50);
+      await until(() => !existsSync(peerHome), "the orphan's HOME to be removed", 5_000, 50);
     } finally {
       probe.kill("SIGKILL");
       if (peerPid && isAlive(peerPid)) process.kill(peerPid, "SIGKILL");
@@ -303,7 +297,7 @@ describe("real peer harness", () => {
     await model.close();
     expect(isAlive(pid)).toBe(false);
     // CLI processes and their reapers are our children; none may remain.
-    await waitUntil(() => childProcessIds().length === 0, 3_000, `no children (have ${childProcessIds().join(", ")})`);
+    await until(() => childProcessIds().length === 0, () => `no children (have ${childProcessIds().join(", ")})`, 3_000, 50);
   });
 });
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../src/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import { letTimePass } from "../test/support/wait.js";
 
 function script(request: ModelRequest): ScriptedReply {
   const user = request.lastUserText;
@@ -63,7 +64,7 @@ describe("turn events against the real app-server", () => {
     expect(own.map((event) => `${event.type}:${event.toolName}`)).toEqual(["tool-call:Agent", "tool-result:Agent"]);
     // The runtime then starts a <task-notification> turn by itself; let it finish before the next test.
     await model.waitForRequest((request) => request.lastUserText.includes("<task-notification>"), { timeoutMs: 20_000 });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await letTimePass(500); // on purpose: the notification turn winds down (nothing of it reaches this session)
   }, 60_000);
 
   it("a real Bash call's streamed snapshots give tool-output events and exactly one tool-result", async () => {

@@ -16,6 +16,7 @@ import type { JsonFrame } from "../test/relay/support/frame-log.js";
 import { RawStatusClient } from "../test/relay/support/raw-status-client.js";
 import { registerListener } from "../test/relay/support/fake-listener.js";
 import { httpJson } from "../test/relay/support/http-json.js";
+import { until } from "../test/support/wait.js";
 
 const API_KEY = "relay-integration-key";
 const OTHER_TENANT_KEY = "relay-integration-other-tenant-key";
@@ -34,7 +35,7 @@ function modelScript(toolCallDelayMs: () => number) {
       return { text: `done: ${request.toolResults.map((result) => result.text).join("\n")}` };
     }
     const lastUser = [...request.messages].reverse().find((message) => message.role === "user");
-    const marker = /please call relay_echo with (\S+)/.exec(messageText(lastUser?.content))?.[1];
+    const marker = new RegExp(`${TOOL_TRIGGER} with (\\S+)`).exec(messageText(lastUser?.content))?.[1];
     if (marker && request.toolNames.includes(TOOL_NAME)) {
       return { toolCalls: [{ name: TOOL_NAME, arguments: { text: marker } }], delayMs: toolCallDelayMs() };
     }
@@ -136,7 +137,7 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
       type: "input",
       request_id: requestId,
       runtime,
-      payload: { kind: "create_message", messages: [{ role: "user", content: `please call relay_echo with ${marker}` }] },
+      payload: { kind: "create_message", messages: [{ role: "user", content: `${TOOL_TRIGGER} with ${marker}` }] },
     });
     return requestId;
   }
@@ -259,14 +260,7 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
     relay.closeListener(oldId, 1008, "Environment gone");
     const newId = await withDeadline(registered, 20_000, "re-registration");
     expect(newId).not.toBe(oldId);
-    await withDeadline(
-      new Promise<void>((resolve) => {
-        const check = (): void => (relay.environment(newId)?.listenerConnected ? resolve() : void setTimeout(check, 20));
-        check();
-      }),
-      20_000,
-      "listener connected on the new environment",
-    );
+    await until(() => relay.environment(newId)?.listenerConnected, "listener connected on the new environment", 20_000, 20);
     durations["1008 → registered again and connected"] = Date.now() - started;
     expect(relay.environment(oldId)).toBeUndefined();
     connectionId = newId;

@@ -9,7 +9,9 @@ import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { tool } from "ai";
 import { z } from "zod";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createSession, defineTool, fromAiSdkTools, type Session, type SessionOptions } from "../src/index.js";
+import { defineTool, fromAiSdkTools, type Session } from "../src/index.js";
+import { createSessionOnLink } from "../src/session/create-session.js";
+import type { LinkSessionOptions } from "../src/session/session-options.js";
 import type { OutboundFrame } from "../src/wire/index.js";
 import { LocalLink } from "../src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
@@ -33,8 +35,8 @@ afterAll(async () => {
 
 beforeEach(() => model.resetScript());
 
-async function open(options: Partial<SessionOptions>): Promise<Session> {
-  const session = await createSession({
+async function open(options: Partial<LinkSessionOptions>): Promise<Session> {
+  const session = await createSessionOnLink({
     backend: { kind: "local", url: server.url },
     agent: { create: { model: model.modelHandle, name: "toolrelay-schemas" } },
     ...options,

@@ -53,6 +53,7 @@ child.stderr.on("data", (chunk) => {
 
 const code = await new Promise((resolve) => child.on("close", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
 // eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI colour codes removed here
 const text = output.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
 const banner = /Async Leaks (\d+)/.exec(text);
 const summary = /^\s*Leaks\s+(\d+) leaks?\b/m.exec(text);

@@ -25,14 +25,19 @@ const rules = [
   { what: "a folder outside the repository", pattern: /\.\.\/shared\b|(?:^|[\s"'`(])shared\/[A-Z-]+\.md/ },
   // docs/protocol.md is cited by heading anchor (docs/protocol.md#external-tool-calls), never by
   // the section numbers of a note outside the repository.
-  { what: "a section number of a note outside the repository", pattern: /§\s?\d+(?:\.\d+)*/ },
+  // A section of a public standard keeps its number: "RFC 6455 §5.2".
+  { what: "a section number of a note outside the repository", pattern: /(?<!RFC \d+,? )§\s?\d+(?:\.\d+)*/ },
   { what: "a machine path (work folder)", pattern: /\/work\// },
   {
     what: "a machine path (home folder)",
     pattern: /(?:^|[^\w.~-])(?:\/root\/|\/home\/[a-z_][\w-]*|\/Users\/[A-Za-z][\w-]*|[A-Z]:\\Users\\)/,
   },
-  // A literal temporary folder. Recorded fixtures may keep their recorder's placeholder.
-  { what: "a machine path (literal temporary folder)", pattern: /(?:^|[^\w.-])\/tmp\/(?!toolrelay-letta-home-XXXXXX\b)[\w.-]+/ },
+  // A literal temporary folder. Recorded fixtures may keep their recorder's placeholders
+  // (integration/support/recording-placeholders.ts).
+  {
+    what: "a machine path (literal temporary folder)",
+    pattern: /(?:^|[^\w.-])\/tmp\/(?!toolrelay-letta-home-XXXXXX\b|letta-background-XXXXXX\b)[\w.-]+/,
+  },
 ];
 
 const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" })

@@ -66,12 +66,17 @@ export type ToolrelayErrorCode =
   | "SANDBOX_NOT_READY";
 
 
+/** What a {@link ToolrelayError} carries besides its code and message. */
 export interface ToolrelayErrorOptions {
   cause?: unknown;
   /** Extra machine-readable details (never credentials). */
   details?: Record<string, unknown>;
 }
 
+/**
+ * Every error toolrelay throws or reports: a stable string `code` (see docs/errors.md), a message
+ * with no credential in it, the `cause`, and `details` for some codes.
+ */
 export class ToolrelayError extends Error {
   readonly code: ToolrelayErrorCode;
   readonly details: Record<string, unknown> | undefined;
@@ -89,6 +94,7 @@ export class ToolrelayError extends Error {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 
+  /** `instanceof` across the ESM and CommonJS copies of the package (a `Symbol.for` brand). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     return ToolrelayError.is(value);
   }

@@ -9,7 +9,7 @@ export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
 export { Turn, type TurnResult } from "./session/turn.js";
 export type { TurnEvent, StreamEvent, ToolOwner } from "./session/turn-events.js";
-export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode, LinkBackendOptions } from "./session/session-options.js";
+export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode } from "./session/session-options.js";
 export type {
   SessionEvents,
   ToolCallStartEvent,
@@ -24,6 +24,7 @@ export type {
 } from "./session/session-events.js";
 export type { ApprovalRequest, ApprovalDecision } from "./session/approval-responder.js";
 export type { LocalBackendOptions } from "./backends/local-backend.js";
+export type { LocalLinkOptions } from "./transport/local-link.js";
 export type { CloudBackendOptions } from "./backends/cloud-backend.js";
 export type { CloudSandboxOptions, GithubRepository, SandboxCreateRoute } from "./backends/cloud-sandbox-options.js";
 export type { ManagedSandboxInfo } from "./backends/managed-sandbox.js";
@@ -50,10 +51,15 @@ export { defineToolSource } from "./tools/index.js";
 export type { CallOutcome, CallKey } from "./calls/index.js";
 export { ToolCallAbortError } from "./calls/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
-export type { LinkState, RuntimeLink } from "./transport/runtime-link.js";
+export type { LinkState } from "./transport/runtime-link.js";
+export type { Logger, LogFields } from "./observability/logger.js";
+export type { TelemetryTracer, TelemetrySpan, TelemetryAttributes } from "./observability/telemetry.js";
 
 // Types that appear in the public signatures above, exported so that callers can name them
 // (checked by the API report, api/toolrelay.api.md, and TypeDoc's notExported validation).
+// Each type through one statement only: a second statement reaching a declaration already named
+// above (the same module, or the module behind a folder's index) was dropped from dist/index.d.ts
+// by the declaration bundler (ToolsChangeEvent, CallLimits, ToolInputKind were missing).
 export type { ExecutionOutcome } from "./tools/execute-tool.js";
 export type { PreflightOutcome } from "./tools/prepare-tool-call.js";
 export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";

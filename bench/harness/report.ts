@@ -37,7 +37,7 @@ export function textTable(rows: readonly ResultRow[]): string {
   return [format(header), widths.map((width) => "-".repeat(width)).join("  "), ...body.map(format)].join("\n");
 }
 
-const escape = (text: string) => text.replaceAll("|", "\\|");
+const escapeCell = (text: string) => text.replaceAll("|", "\\|");
 
 export function markdownReport(info: RunInfo, suites: readonly SuiteResult[], analysis: string | undefined): string {
   const rows = suites.flatMap((suite) => suite.rows);
@@ -51,7 +51,7 @@ export function markdownReport(info: RunInfo, suites: readonly SuiteResult[], an
   lines.push("");
   lines.push("| | |");
   lines.push("| --- | --- |");
-  lines.push(`| Machine | ${escape(info.machine.cpuModel)}, ${info.machine.cores} cores, ${info.machine.memoryGiB} GiB RAM (${escape(info.machine.os)}) |`);
+  lines.push(`| Machine | ${escapeCell(info.machine.cpuModel)}, ${info.machine.cores} cores, ${info.machine.memoryGiB} GiB RAM (${escapeCell(info.machine.os)}) |`);
   lines.push(`| Node | ${info.machine.node} |`);
   lines.push(`| Date | ${info.date} |`);
   lines.push(`| Command | \`${info.command}\` |`);
@@ -65,7 +65,7 @@ export function markdownReport(info: RunInfo, suites: readonly SuiteResult[], an
   lines.push("| --- | --- | --- | --- | ---: | --- | --- |");
   for (const row of rows) {
     lines.push(
-      `| ${escape(row.section)} | ${escape(row.measure)} | ${escape(row.baselineName)}: ${escape(row.baselineValue)} | ${escape(row.candidateName)}: ${escape(row.candidateValue)} | ${formatRatio(row.ratio)} | ${escape(goalCell(row))} | ${escape(row.note ?? "")} |`,
+      `| ${escapeCell(row.section)} | ${escapeCell(row.measure)} | ${escapeCell(row.baselineName)}: ${escapeCell(row.baselineValue)} | ${escapeCell(row.candidateName)}: ${escapeCell(row.candidateValue)} | ${formatRatio(row.ratio)} | ${escapeCell(goalCell(row))} | ${escapeCell(row.note ?? "")} |`,
     );
   }
   lines.push("");

@@ -6,4 +6,6 @@
  * from source. See ./sdk.ts.
  */
 export { createSession, defineTool } from "../../src/index.js";
+// Not public: a session over the bench link (`backend: { kind: "link" }`); see CONTRIBUTING.md.
+export { createSessionOnLink } from "../../src/session/create-session.js";
 export { decodeFrame, encodeFrame } from "../../src/wire/index.js";

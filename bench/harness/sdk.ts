@@ -11,4 +11,4 @@ const sdk: typeof SdkModule = bundle ? await import(pathToFileURL(bundle).href) 
 
 /** `"bundle"` (esbuild, as shipped) or `"source"` (tsx). */
 export const sdkOrigin: "bundle" | "source" = bundle ? "bundle" : "source";
-export const { createSession, defineTool, decodeFrame, encodeFrame } = sdk;
+export const { createSession, createSessionOnLink, defineTool, decodeFrame, encodeFrame } = sdk;

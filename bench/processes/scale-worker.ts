@@ -11,7 +11,7 @@ import { z } from "zod";
 import { serveParent } from "../harness/child-process.js";
 import { BenchLink, toolCallRequestText } from "../harness/bench-link.js";
 import { hangUntilAborted, noopTool } from "../harness/clients.js";
-import { createSession, defineTool } from "../harness/sdk.js";
+import { createSessionOnLink, defineTool } from "../harness/sdk.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("scale-worker needs --expose-gc");
@@ -57,7 +57,7 @@ async function measureSdk(count: number, readsSignal: boolean): Promise<ScaleMea
         },
   });
   const link = new BenchLink();
-  const session = await createSession({
+  const session = await createSessionOnLink({
     backend: { kind: "link", link },
     agent: { id: "agent-bench" },
     tools: [noopTool, hang],

@@ -44,7 +44,8 @@ export async function runScale(config: ScaleConfig, log: Log): Promise<SuiteResu
       for (const variant of repetition % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
         const result = await measure(variant, count);
         if (result.responses !== count) throw new Error(`scale: ${variant} wrote ${result.responses} responses for ${count} calls on close`);
-        (figures[variant]![count] ??= []).push(result);
+        const byCount = figures[variant]!;
+        byCount[count] = [...(byCount[count] ?? []), result];
       }
     }
     log(`scale: repetition ${repetition + 1}/${config.repetitions} done`);

@@ -15,13 +15,13 @@ import { buildSdkBundles } from "../harness/build-sdk.js";
 const args = process.argv.slice(2);
 const bundles = args.includes("--source") ? undefined : await buildSdkBundles();
 const calls = Number(args.find((argument) => /^\d+$/.test(argument)) ?? 100_000);
-const { createSession, sdkOrigin } = await import("../harness/sdk.js");
+const { createSessionOnLink, sdkOrigin } = await import("../harness/sdk.js");
 const { BenchLink, toolCallRequestText } = await import("../harness/bench-link.js");
 const { noopTool } = await import("../harness/clients.js");
 const { summarize } = await import("../harness/stats.js");
 
 const link = new BenchLink();
-const session = await createSession({ backend: { kind: "link", link }, agent: { id: "agent-bench" }, tools: [noopTool] });
+const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { id: "agent-bench" }, tools: [noopTool] });
 let answered: (() => void) | undefined;
 link.onResponse = () => answered?.();
 const samples = new Float64Array(calls);

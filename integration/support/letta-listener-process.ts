@@ -1,6 +1,6 @@
 /**
  * The real Letta Code listener (`letta server --env-name <name> --debug`) as a child process,
- * pointed at a relay on 127.0.0.1 (see REAL-LISTENER.md). It registers at
+ * pointed at a relay on 127.0.0.1 (see docs/protocol.md#the-listener-behind-the-relay). It registers at
  * `POST <relayUrl>/v1/environments/register` and then opens the WebSocket the relay names.
  */
 import { spawnPeerProcess, type PeerExit, type WaitForLineOptions } from "../../test/support/peer-process.js";

@@ -17,6 +17,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLettaAppServer } from "../../test/support/letta-peer-process.js";
+import { replaceMachinePaths } from "./recording-placeholders.js";
 import { connectRawPeerClient, type RawPeerClient, type RecordedFrame } from "../../test/support/raw-peer-client.js";
 import { startScriptedModelServer, type ModelRequest } from "../../test/support/scripted-model-server.js";
 
@@ -287,19 +288,13 @@ function summarizeModelRequest(request: ModelRequest) {
   };
 }
 
-/** The peer's random temporary HOME (its cwd) is replaced by a fixed placeholder, so re-recording diffs less. */
-const HOME_PLACEHOLDER = "/tmp/toolrelay-letta-home-XXXXXX";
-/** The repository's folder on the recording machine (the peer's skill paths name it) becomes `<repository>`. */
-const REPOSITORY_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
-const REPOSITORY_PLACEHOLDER = "<repository>";
-
 function writeFixtures(transcripts: Record<string, RecordedFrame[]>, modelRequests: ModelRequest[], home: string): void {
   mkdirSync(outputDir, { recursive: true });
   for (const file of readdirSync(outputDir)) {
     if (/^(inbound-|outbound-|transcript-|model-requests).*\.json$/.test(file)) rmSync(join(outputDir, file));
   }
   const pretty = (value: unknown) =>
-    `${JSON.stringify(value, null, 2).split(home).join(HOME_PLACEHOLDER).split(REPOSITORY_ROOT).join(REPOSITORY_PLACEHOLDER)}\n`;
+    `${replaceMachinePaths(JSON.stringify(value, null, 2), home)}\n`;
   const seen = new Set<string>();
   for (const transcript of Object.values(transcripts)) {
     for (const record of transcript) {

@@ -19,7 +19,7 @@
  * - `summary.json`               what each transcript shows, counted (the tests read these counts)
  *
  * Each transcript is `[{ client, direction, at, frame }]` (all clients of a scenario, one timeline,
- * one entry per line), the peer's temporary HOME replaced by a placeholder. The reused-id scenario
+ * one entry per line), the recording machine's folders replaced by placeholders. The reused-id scenario
  * stops the model after 8 requests: the runtime itself loops on a reused id (it drops the second
  * result from the history and asks the model again and again).
  */
@@ -27,12 +27,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLettaAppServer, type LettaAppServer } from "../../test/support/letta-peer-process.js";
+import { replaceMachinePaths } from "./recording-placeholders.js";
 import { connectRawPeerClient, type RawPeerClient } from "../../test/support/raw-peer-client.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../../test/support/scripted-model-server.js";
 
 const defaultOutput = fileURLToPath(new URL("../../test/fixtures/real-peer/unkind/", import.meta.url));
 const outputDir = resolve(process.argv[2] ?? defaultOutput);
-const HOME_PLACEHOLDER = "/tmp/toolrelay-letta-home-XXXXXX";
 const WAIT_MS = 30_000;
 
 const GET_WEATHER = {
@@ -341,7 +341,7 @@ async function main(): Promise<void> {
       }
       const entries = scenario.timeline();
       // One entry per line: literal frames, diffable, a fraction of the size of indented JSON.
-      const pretty = `[\n${entries.map((entry) => JSON.stringify(entry)).join(",\n")}\n]\n`.split(peer.home).join(HOME_PLACEHOLDER);
+      const pretty = replaceMachinePaths(`[\n${entries.map((entry) => JSON.stringify(entry)).join(",\n")}\n]\n`, peer.home);
       writeFileSync(join(outputDir, `${name}.json`), pretty);
       summary[name] = summarize(name, entries, model.requests.length - requestsBefore);
       console.log(`${name}: ${JSON.stringify(summary[name])}`);

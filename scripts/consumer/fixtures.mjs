@@ -147,11 +147,27 @@ test("errors the package throws are ToolrelayErrors", async () => {
     .join("\n");
   const surfaceList = subpaths.map((_, index) => `surface${index}`).join(", ");
   const typesEsm = `${importAll}
-import { ToolrelayError, isToolrelayError } from ${main};
+import { Session, Turn, ToolrelayError, isToolrelayError, type BackendOptions } from ${main};
 
 export const surfaces = [${surfaceList}] as const;
 export function codeOf(error: unknown): string | undefined {
   return isToolrelayError(error) ? error.code : error instanceof ToolrelayError ? error.code : undefined;
+}
+
+// What the session keeps to itself is not in the public types (stripInternal, private constructors).
+export function internalsAreNotPublic(session: Session, turn: Turn): BackendOptions[] {
+  // @ts-expect-error Session's constructor is private: createSession is the way in
+  void new Session();
+  // @ts-expect-error so is Turn's: Session.send is the way in
+  void new Turn(async () => undefined);
+  // @ts-expect-error Session.start is internal
+  void session.start();
+  // @ts-expect-error Turn.finish is internal
+  turn.finish("end_turn");
+  // @ts-expect-error Turn.push is internal
+  turn.push({ type: "stop", stopReason: "end_turn" });
+  // @ts-expect-error the test-only link backend is not a public backend
+  return [{ kind: "link", link: {} }];
 }
 `;
   const requireList = subpaths.flatMap((subpath, index) => (subpath.requirable ? [`surface${index}`] : [])).join(", ");

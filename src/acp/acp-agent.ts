@@ -63,6 +63,7 @@ export interface AcpEditorOptions {
   maxToolContentChars?: number;
 }
 
+/** Options of `startAcpAgent`. */
 export interface AcpAgentOptions {
   /**
    * The toolrelay session options for one ACP session (backend, agent,
@@ -81,6 +82,7 @@ export interface AcpAgentOptions {
   onError?: (error: unknown, where: { sessionId?: string; phase: string }) => void;
 }
 
+/** A running ACP agent (`startAcpAgent`): one toolrelay session per ACP session. */
 export interface AcpAgent {
   /** The ACP connection. */
   readonly connection: AgentConnection;

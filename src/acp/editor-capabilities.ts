@@ -32,6 +32,7 @@ export function acpFsCapabilities(clientCapabilities: ClientCapabilities | undef
   return { readTextFile: fs?.readTextFile === true, writeTextFile: fs?.writeTextFile === true };
 }
 
+/** Options of `editorChannelFor`: the ACP connection and what the editor said it can do. */
 export interface EditorChannelForOptions {
   /** The agent-side context used to call the editor. */
   client: AgentContext;

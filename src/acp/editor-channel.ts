@@ -25,6 +25,7 @@ export interface EditorRequestOptions {
   signal: AbortSignal;
 }
 
+/** How the editor tools reach the editor's buffers: ACP's `fs/*` methods, or a channel of your own. */
 export interface EditorChannel {
   /** A short name for messages, e.g. `"ACP fs"`. */
   readonly name: string;

@@ -13,6 +13,7 @@ import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
 import type { ApprovalDecision, ApprovalRequest } from "../session/approval-responder.js";
 import { presentToolCall, type ToolCallPresenter } from "./tool-call-presentation.js";
 
+/** Options of `editorPermissionDecider`. */
 export interface EditorPermissionOptions {
   /** The agent-side context used to call the editor. */
   client: AgentContext;

@@ -26,6 +26,7 @@ import { EditorRequestError, type EditorChannel } from "./editor-channel.js";
 import { editorToolNames } from "./editor-capabilities.js";
 import type { WorkingRoots } from "./working-roots.js";
 
+/** Options of `createEditorTools`. */
 export interface EditorToolsOptions {
   /** How the tools reach the editor (see `editorChannelFor`). `undefined`: no editor tools. */
   channel: EditorChannel | undefined;
@@ -91,7 +92,7 @@ function readEditorBuffer(options: EditorToolsOptions): ClientTool {
             : undefined;
       return [
         `<editor_buffer path="${path}" hash="${hash}" lines="${range}" total_lines="${slice.totalLines}">`,
-        slice.text.endsWith("\n") || slice.text === "" ? slice.text + "</editor_buffer>" : `${slice.text}\n</editor_buffer>`,
+        slice.text.endsWith("\n") || slice.text === "" ? `${slice.text}</editor_buffer>` : `${slice.text}\n</editor_buffer>`,
         ...(note ? [note] : []),
         `The hash covers the whole buffer. To change this file, call write_via_editor with expected_hash "${hash}".`,
       ].join("\n");

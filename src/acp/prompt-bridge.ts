@@ -27,6 +27,7 @@
  * cancelled at once (their signals fire, so their editor requests are
  * cancelled too), and the prompt resolves with `stopReason: "cancelled"`.
  */
+// biome-ignore lint/style/noRestrictedImports: one event-loop turn (AfterToolCallSeen), not a delay
 import { setImmediate } from "node:timers";
 import { RequestError, type AgentContext, type ContentBlock, type PromptResponse, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
 import type { MessageInput, SendOptions } from "../session/session.js";
@@ -42,13 +43,19 @@ import { ToolCallReporter } from "./tool-call-reporter.js";
  * session from the `toolrelay` entry point fits the `toolrelay/acp` types).
  */
 export interface AcpPromptSession {
+  /** `Session.send`: one turn. */
   send(message: MessageInput, options?: SendOptions): AsyncIterable<TurnEvent> & { readonly result: Promise<TurnResult> };
+  /** Listen to the session's client tool calls starting. */
   on(event: "tool-call-start", listener: (event: ToolCallStartEvent) => void): unknown;
+  /** Listen to the session's client tool calls ending. */
   on(event: "tool-call-end", listener: (event: ToolCallEndEvent) => void): unknown;
+  /** Stop listening (the prompt turn is over). */
   off(event: "tool-call-start", listener: (event: ToolCallStartEvent) => void): unknown;
+  /** Stop listening (the prompt turn is over). */
   off(event: "tool-call-end", listener: (event: ToolCallEndEvent) => void): unknown;
 }
 
+/** Options of `runAcpPrompt`: one ACP prompt turn over a toolrelay session. */
 export interface RunAcpPromptOptions {
   /** The toolrelay session of this ACP session (a `Session` from `createSession`). */
   session: AcpPromptSession;
@@ -91,7 +98,7 @@ export async function runAcpPrompt(options: RunAcpPromptOptions): Promise<Prompt
   session.on("tool-call-start", onStart);
   session.on("tool-call-end", onEnd);
   try {
-    let turn;
+    let turn: ReturnType<AcpPromptSession["send"]>;
     try {
       turn = session.send(messageFromPrompt(options.prompt), signal ? { signal } : {});
     } catch (error) {
@@ -170,11 +177,15 @@ class AfterToolCallSeen {
   #waiting = new Map<string, Array<() => void>>();
 
   run(toolCallId: string, action: () => void): void {
-    if (this.#seen.has(toolCallId)) return action();
+    if (this.#seen.has(toolCallId)) {
+      action();
+      return;
+    }
     let actions = this.#waiting.get(toolCallId);
     if (actions === undefined) {
       actions = [];
       this.#waiting.set(toolCallId, actions);
+      // One macrotask, not a delay: the turn's own event for the call comes in the same tick.
       setImmediate(() => this.#flush(toolCallId));
     }
     actions.push(action);

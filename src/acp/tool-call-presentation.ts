@@ -6,6 +6,7 @@
  */
 import type { ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 
+/** How a tool call is shown in the editor (ACP `tool_call` fields). */
 export interface ToolCallPresentation {
   title: string;
   kind: ToolKind;
@@ -51,7 +52,7 @@ export const presentToolCall: ToolCallPresenter = (toolName, input) => {
   const kind = KIND_BY_TOOL[toolName] ?? "other";
   const path = firstString(fields, ["path", "file_path", "absolute_path", "filePath"]);
   const line = typeof fields.line === "number" && Number.isInteger(fields.line) && fields.line > 0 ? fields.line : undefined;
-  const locations: ToolCallLocation[] = path !== undefined && path.startsWith("/") ? [{ path, ...(line !== undefined ? { line } : {}) }] : [];
+  const locations: ToolCallLocation[] = path?.startsWith("/") ? [{ path, ...(line !== undefined ? { line } : {}) }] : [];
   if (toolName === "read_editor_buffer") return { title: path ? `Read ${path} (editor buffer)` : "Read editor buffer", kind, locations };
   if (toolName === "write_via_editor") return { title: path ? `Write ${path} (through the editor)` : "Write through the editor", kind, locations };
   const command = firstString(fields, ["command", "cmd"]);

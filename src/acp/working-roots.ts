@@ -6,8 +6,8 @@
  * - a non-empty string without a NUL character, at most `maxPathLength` long;
  * - absolute (a relative path is refused, never resolved against some cwd);
  * - inside a root after `.` and `..` are resolved lexically (`path.resolve`);
- *   containment is by whole segments, so `/work/root-evil/x` is not inside
- *   `/work/root`; percent-encoded dots (`%2e%2e`) are literal file names;
+ *   containment is by whole segments, so `/srv/root-evil/x` is not inside
+ *   `/srv/root`; percent-encoded dots (`%2e%2e`) are literal file names;
  * - still inside a root (compared with the roots' own real paths) after
  *   symbolic links are resolved with `realpath` for the part of the path that
  *   exists on disk. The part that does not exist yet (a new file, an unsaved
@@ -51,10 +51,11 @@ export const nodePathFileSystem: PathFileSystem = {
 /** The result of {@link WorkingRoots.check}. */
 export type EditorPathCheck = { ok: true; path: string } | { ok: false; reason: string };
 
+/** Options of `WorkingRoots`. */
 export interface WorkingRootsOptions {
   /** Longest path accepted, in characters. Default 4_096. */
   maxPathLength?: number;
-  /** File-system calls. Default: the real file system ({@link nodePathFileSystem}). */
+  /** File-system calls. Default: the real file system (`node:fs`). */
   fileSystem?: PathFileSystem;
 }
 

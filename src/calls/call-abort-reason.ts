@@ -26,6 +26,7 @@ export class ToolCallAbortError extends Error {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 
+  /** `instanceof` across the ESM and CommonJS copies of the package (a `Symbol.for` brand). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     return ToolCallAbortError.is(value);
   }

@@ -15,7 +15,7 @@ export interface CallKey {
   readonly conversationId: string;
   /** The model's id for the tool call. Not an identity on its own: providers reuse ids across turns. */
   readonly toolCallId: string;
-  /** {@link inputDigest} of the call's input. */
+  /** The SHA-256 digest of the call's canonical input (`inputDigest` in src/calls/call-key.ts). */
   readonly inputDigest: string;
 }
 

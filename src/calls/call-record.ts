@@ -51,15 +51,19 @@ export class CallRecord {
   /** The abort reason, when the call was aborted before the tool read its signal. */
   abortReason: unknown;
 
-  constructor(
-    readonly key: CallKey,
-    readonly toolName: string,
-    /** Undefined for an unknown tool; released at settlement. */
-    public tool: ClientTool | undefined,
-    readonly startedAt: number,
-    readonly timeoutMs: number,
-    first: Delivery,
-  ) {
+  readonly key: CallKey;
+  readonly toolName: string;
+  /** Undefined for an unknown tool; released at settlement. */
+  tool: ClientTool | undefined;
+  readonly startedAt: number;
+  readonly timeoutMs: number;
+
+  constructor(key: CallKey, toolName: string, tool: ClientTool | undefined, startedAt: number, timeoutMs: number, first: Delivery) {
+    this.key = key;
+    this.toolName = toolName;
+    this.tool = tool;
+    this.startedAt = startedAt;
+    this.timeoutMs = timeoutMs;
     this.deliveries = [first];
   }
 

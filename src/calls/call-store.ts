@@ -40,7 +40,10 @@ export class CallStore {
     }
     const scope = callScopeId(key);
     let slots = this.#scopes.get(scope);
-    if (slots === undefined) this.#scopes.set(scope, (slots = new Map()));
+    if (slots === undefined) {
+      slots = new Map();
+      this.#scopes.set(scope, slots);
+    }
     this.#lastScope = { key, slots };
     return slots;
   }

@@ -85,7 +85,10 @@ export class CallTable {
     this.#store.add(record, slots);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record, timeoutMs);
-    if (busy) return this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls }), "busy";
+    if (busy) {
+      this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
+      return "busy";
+    }
     this.#run(record, request);
     return head === undefined ? "started" : "reused";
   }
@@ -153,7 +156,10 @@ export class CallTable {
       // Asked again on a newer epoch after it was answered or dropped, or while its answer is held: answer it (once per epoch).
       const again = known.state === "held" || (known.state !== "waiting" && known.epoch < request.epoch);
       if (!again) return "duplicate";
-      if (record.state !== "running") return this.#deliver(record, known), "resent";
+      if (record.state !== "running") {
+        this.#deliver(record, known);
+        return "resent";
+      }
       this.#store.mark(record, known, "waiting", request.epoch, 0);
       return "joined";
     }
@@ -178,9 +184,15 @@ export class CallTable {
   #run(record: CallRecord, request: CallRequest): void {
     const { tool } = request;
     const refused = preflightToolCall(tool, request, this.limits.maxInputBytes);
-    if (refused !== undefined || tool === undefined) return this.#settle(record, refused!);
+    if (refused !== undefined || tool === undefined) {
+      this.#settle(record, refused!);
+      return;
+    }
     const validation: InputValidation | Promise<InputValidation> = tool.validateInput(request.input);
-    if (!(validation instanceof Promise)) return this.#execute(record, tool, validation);
+    if (!(validation instanceof Promise)) {
+      this.#execute(record, tool, validation);
+      return;
+    }
     const failed = (error: unknown): InputValidation => ({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] });
     validation.then((checked) => this.#execute(record, tool, checked), (error: unknown) => this.#execute(record, tool, failed(error)));
   }
@@ -188,7 +200,10 @@ export class CallTable {
   /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome goes to `#finish`. */
   #execute(record: CallRecord, tool: ClientTool, checked: InputValidation): void {
     if (record.state !== "running") return;
-    if (!checked.ok) return this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+    if (!checked.ok) {
+      this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+      return;
+    }
     this.#report("start", record);
     const context = new CallContext(record, this.#progress);
     executeTool(tool, checked.value, context, this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));

@@ -57,7 +57,10 @@ export class DeadlineQueue<T> {
 
   add(item: T, timeoutMs: number): void {
     let lane = this.#lanes.get(timeoutMs);
-    if (lane === undefined) this.#lanes.set(timeoutMs, (lane = { timeoutMs, items: [], head: 0, live: 0, timer: undefined }));
+    if (lane === undefined) {
+      lane = { timeoutMs, items: [], head: 0, live: 0, timer: undefined };
+      this.#lanes.set(timeoutMs, lane);
+    }
     lane.items.push(item);
     lane.live++;
     if (lane.timer === undefined) this.#arm(lane);
@@ -82,8 +85,14 @@ export class DeadlineQueue<T> {
   #arm(lane: Lane<T>): void {
     while (lane.head < lane.items.length && !this.#isLive(lane.items[lane.head]!)) lane.head++;
     const next = lane.items[lane.head];
-    if (next === undefined) return this.#drop(lane);
-    if (lane.head > 1_024 && lane.head * 2 > lane.items.length) lane.items.splice(0, lane.head), (lane.head = 0);
+    if (next === undefined) {
+      this.#drop(lane);
+      return;
+    }
+    if (lane.head > 1_024 && lane.head * 2 > lane.items.length) {
+      lane.items.splice(0, lane.head);
+      lane.head = 0;
+    }
     lane.timer = this.#timers.setTimeout(() => this.#fire(lane), Math.max(0, this.#deadlineOf(next) - this.#now()));
   }
 

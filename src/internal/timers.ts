@@ -6,8 +6,11 @@
  */
 export type TimerHandle = { readonly __timer: unique symbol } | object | number;
 
+/** A clock: what toolrelay uses wherever time matters (pass fake ones in tests). */
 export interface Timers {
+  /** Call `callback` once after `delayMs`; the handle cancels it. */
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancel a timer (a handle that already fired or was cleared is ignored). */
   clearTimeout(handle: TimerHandle): void;
   /** Milliseconds, monotonic enough for durations (Date.now under fake timers). */
   now(): number;

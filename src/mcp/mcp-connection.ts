@@ -43,6 +43,7 @@ export class McpConnection implements OpenToolSource {
   #listing: Promise<void> | undefined;
   #listAgain = false;
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the only way in
   private constructor(options: ResolvedMcpOptions) {
     this.#options = options;
     this.#transport =

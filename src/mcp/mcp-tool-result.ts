@@ -30,7 +30,7 @@ export interface McpCallResult {
   toolResult?: unknown;
 }
 
-/** Map an MCP result to a toolrelay {@link ToolResult}. Never throws. */
+/** Map an MCP result to a toolrelay `ToolResult`. Never throws. */
 export function mcpToolResult(result: McpCallResult): ToolResult {
   const blocks = Array.isArray(result.content) ? result.content : [];
   const content: WireContentBlock[] = blocks.flatMap((block) => blockContent(block));

@@ -16,6 +16,7 @@ export interface McpToolInfo {
   annotations?: Record<string, unknown>;
 }
 
+/** Options of both kinds of MCP server (stdio and Streamable HTTP). */
 export interface McpCommonOptions {
   /** Names the server in errors and events. Default: the command's file name, or the URL's host. */
   name?: string;
@@ -58,6 +59,7 @@ export interface McpHttpOptions extends McpCommonOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
+/** `mcpTools`'s options: a server to start (`command`) or one to reach (`url`). */
 export type McpToolsOptions = McpStdioOptions | McpHttpOptions;
 
 /** The options after checking, with defaults filled in. */

@@ -57,7 +57,10 @@ export class ApprovalResponder {
     const request = frame.request;
     if (request.subtype !== "can_use_tool") return;
     const verdict = this.#options.own.classify(frame.runtime ?? scopeFromFields(frame));
-    if (verdict.kind === "foreign") return this.#options.onForeign(frame, verdict.scope);
+    if (verdict.kind === "foreign") {
+      this.#options.onForeign(frame, verdict.scope);
+      return;
+    }
     if (verdict.kind === "unscoped") return;
     const runtime = verdict.scope;
     const approval: ApprovalRequest = {

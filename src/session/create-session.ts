@@ -3,12 +3,16 @@ import { createCloudBackend } from "../backends/cloud-backend.js";
 import type { ManagedSandbox } from "../backends/managed-sandbox.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
+import { SessionLog } from "../observability/logger.js";
+import { SessionObserver } from "../observability/session-observer.js";
+import { SessionTracing } from "../observability/telemetry.js";
+import { secretForms } from "../transport/open-web-socket.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
 import { SessionTools } from "./session-tools.js";
-import type { SessionOptions } from "./session-options.js";
+import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
 import { validateSessionOptions } from "./session-options-schema.js";
 
@@ -24,7 +28,23 @@ import { validateSessionOptions } from "./session-options-schema.js";
  */
 export async function createSession(options: SessionOptions): Promise<Session> {
   validateSessionOptions(options);
+  return openSession(options);
+}
+
+/**
+ * Not public (not exported by any entry point): `createSession` over a link the caller built,
+ * `backend: { kind: "link", link }`, for this repository's tests and benchmarks. See
+ * CONTRIBUTING.md, "Injecting a link".
+ */
+export async function createSessionOnLink(options: LinkSessionOptions): Promise<Session> {
+  validateSessionOptions(options, true);
+  return openSession(options);
+}
+
+async function openSession(options: LinkSessionOptions): Promise<Session> {
   const timers = options.timers ?? systemTimers;
+  const log = new SessionLog(options.logger, secretsOf(options));
+  log.write("debug", "session", "session start", { backend: options.backend.kind });
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const tools = new SessionTools(options.tools ?? [], toolTimeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
@@ -70,8 +90,17 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       link = backend.link;
     }
 
-    const session = new Session({
+    let session: Session | undefined;
+    const observer = new SessionObserver({
+      log,
+      tracing: await SessionTracing.create(options.tracer),
+      timers,
+      logPayloads: options.logPayloads === true,
+      scope: () => ({ agentId: session?.agentId ?? "", conversationId: session?.conversationId ?? "", connectionId: link.connectionId }),
+    });
+    session = Session.create({
       link,
+      observer,
       tools,
       timers,
       options,
@@ -103,16 +132,27 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       await session.close();
       throw error;
     }
+    observer.sessionOpened(options.backend.kind);
     return session;
   } catch (error) {
+    log.write("warn", "session", "session start failed", { code: (error as { code?: string })?.code, error: (error as Error)?.message ?? String(error) });
     await dispose();
     if (error instanceof ToolrelayError) throw error;
     throw new ToolrelayError("CONNECT_FAILED", `cannot start the session: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
 }
 
+/** Every credential the session may hold, in every form it takes in text (for the log's redaction). */
+function secretsOf(options: LinkSessionOptions): string[] {
+  const backend = options.backend as { token?: unknown; apiKey?: unknown };
+  const secrets = [backend.token, backend.apiKey, process.env.LETTA_API_KEY].filter(
+    (secret): secret is string => typeof secret === "string" && secret.trim().length >= 4,
+  );
+  return secrets.flatMap((secret) => secretForms(secret.trim()));
+}
+
 /** The runtime the options name: an existing agent with the default or an existing conversation. */
-function expectedRuntime(options: SessionOptions): Scope | undefined {
+function expectedRuntime(options: LinkSessionOptions): Scope | undefined {
   const conversation = options.conversation ?? "new";
   if (!("id" in options.agent) || conversation === "new") return undefined;
   return { agent_id: options.agent.id, conversation_id: conversation };

@@ -2,6 +2,7 @@ import type { ToolrelayError } from "../errors.js";
 import type { CallOutcome } from "../calls/index.js";
 import type { LinkState } from "../transport/runtime-link.js";
 
+/** A client tool's callback starts (its input was valid). */
 export interface ToolCallStartEvent {
   toolName: string;
   toolCallId: string;
@@ -10,6 +11,7 @@ export interface ToolCallStartEvent {
   conversationId: string;
 }
 
+/** A client tool call reached its outcome (every call that reached the table, run or not). */
 export interface ToolCallEndEvent {
   toolName: string;
   toolCallId: string;
@@ -75,6 +77,7 @@ export interface ToolCallProgressEvent {
   message: string;
 }
 
+/** The link to the runtime changed state (after the change). */
 export interface ConnectionStateChangeEvent {
   state: LinkState;
   previous: LinkState;
@@ -86,6 +89,7 @@ export interface ToolsChangeEvent {
   names: string[];
 }
 
+/** The session's events (`session.on(name, listener)`); none is needed for the session to work. */
 export interface SessionEvents {
   "tool-call-start": [event: ToolCallStartEvent];
   "tool-call-end": [event: ToolCallEndEvent];

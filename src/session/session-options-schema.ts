@@ -23,7 +23,7 @@ import type { SpawnLettaServerOptions } from "../backends/spawn-letta-server.js"
 import { ToolrelayError } from "../errors.js";
 import type { BackoffOptions } from "../transport/backoff.js";
 import { flattenIssues, formatPath } from "../wire/format-issues.js";
-import type { SessionOptions } from "./session-options.js";
+import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 
 type Shape<T> = Record<keyof T, z.ZodType>;
 
@@ -42,6 +42,16 @@ const stringRecord = z.record(z.string(), z.string({ error: "must be a string" }
 const timersSchema = z.custom<unknown>(
   (value) => typeof value === "object" && value !== null && ["setTimeout", "clearTimeout", "now"].every((name) => isFunction((value as Record<string, unknown>)[name])),
   { error: "must have setTimeout, clearTimeout and now functions" },
+);
+
+const loggerSchema = z.custom<unknown>(
+  (value) => typeof value === "object" && value !== null && ["debug", "info", "warn", "error"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+  { error: "must have debug, info, warn and error functions (pino's shape)" },
+);
+
+const tracerSchema = z.custom<unknown>(
+  (value) => value === false || (typeof value === "object" && value !== null && isFunction((value as Record<string, unknown>).startSpan)),
+  { error: "must be an OpenTelemetry tracer (with startSpan) or false" },
 );
 
 const backoffSchema = z.strictObject(
@@ -175,7 +185,13 @@ const linkBackendSchema = z.strictObject({
   ),
 });
 
-const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
+const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema], {
+  error: (issue) =>
+    issue.input === undefined ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }' : 'must be "local" or "cloud"',
+});
+
+/** `createSessionOnLink` only: the public backends, or an injected link. */
+const linkOrBackendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
   error: (issue) =>
     issue.input === undefined ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }' : 'must be "local", "cloud" or "link"',
 });
@@ -236,31 +252,44 @@ const sessionOptionsShape = {
     .strictObject({ name: nonEmptyString, title: z.string({ error: "must be a string" }).optional(), version: z.string({ error: "must be a string" }).optional() }, { error: "must be an object" })
     .optional(),
   timers: timersSchema.optional(),
+  logger: loggerSchema.optional(),
+  logPayloads: z.boolean({ error: "must be a boolean" }).optional(),
+  tracer: tracerSchema.optional(),
 } satisfies Shape<SessionOptions>;
 
+/** The rules across options: an isolated workspace is local only; a sandbox made for an agent needs the agent's id. */
+function refineSessionOptions(
+  options: { workspace?: unknown; backend: { kind: string; sandbox?: { createRoute?: string } | undefined }; agent: object },
+  context: z.RefinementCtx,
+): void {
+  if (options.workspace === "isolated" && options.backend.kind === "cloud") {
+    context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
+  }
+  const sandbox = options.backend.kind === "cloud" ? options.backend.sandbox : undefined;
+  if (sandbox && (sandbox.createRoute ?? "agent") === "agent" && !("id" in options.agent && options.agent.id !== undefined)) {
+    context.addIssue({
+      code: "custom",
+      path: ["backend", "sandbox", "createRoute"],
+      message: 'is "agent" (the default), which creates a sandbox for an existing agent: pass agent: { id }, or createRoute: "sandboxes" to create the agent in the sandbox',
+    });
+  }
+}
+
 /** The whole `createSession` options object. */
-export const sessionOptionsSchema = z
-  .strictObject(sessionOptionsShape, { error: "createSession needs an options object" })
-  .superRefine((options, context) => {
-    if (options.workspace === "isolated" && options.backend.kind === "cloud") {
-      context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
-    }
-    const sandbox = options.backend.kind === "cloud" ? options.backend.sandbox : undefined;
-    if (sandbox && (sandbox.createRoute ?? "agent") === "agent" && !("id" in options.agent && options.agent.id !== undefined)) {
-      context.addIssue({
-        code: "custom",
-        path: ["backend", "sandbox", "createRoute"],
-        message: 'is "agent" (the default), which creates a sandbox for an existing agent: pass agent: { id }, or createRoute: "sandboxes" to create the agent in the sandbox',
-      });
-    }
-  });
+export const sessionOptionsSchema = z.strictObject(sessionOptionsShape, { error: "createSession needs an options object" }).superRefine(refineSessionOptions);
+const linkSessionOptionsSchema = z
+  .strictObject({ ...sessionOptionsShape, backend: linkOrBackendSchema }, { error: "createSession needs an options object" })
+  .superRefine(refineSessionOptions);
 
 /**
  * Throw `INVALID_OPTIONS` naming every wrong option (`options.backend.environment: is required`),
- * before anything is started. The zod issues are in `details.issues`.
+ * before anything is started. The zod issues are in `details.issues`. `allowLink`: the backend may
+ * be an injected link (`createSessionOnLink`).
  */
-export function validateSessionOptions(options: unknown): asserts options is SessionOptions {
-  const checked = sessionOptionsSchema.safeParse(options);
+export function validateSessionOptions(options: unknown): asserts options is SessionOptions;
+export function validateSessionOptions(options: unknown, allowLink: true): asserts options is LinkSessionOptions;
+export function validateSessionOptions(options: unknown, allowLink = false): void {
+  const checked = (allowLink ? linkSessionOptionsSchema : sessionOptionsSchema).safeParse(options);
   if (checked.success) return;
   const issues = describeIssues(checked.error.issues);
   const shown = issues.slice(0, 3).join("; ");

@@ -2,6 +2,8 @@ import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
+import type { Logger } from "../observability/logger.js";
+import type { TelemetryTracer } from "../observability/telemetry.js";
 import type { ClientTool, ToolSource } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js";
@@ -9,13 +11,21 @@ import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js"
 /** The runtime's permission modes. */
 export type PermissionMode = "standard" | "acceptEdits" | "unrestricted" | "strict";
 
-/** Use a link you built yourself (advanced; tests, custom transports). */
+/** Where the runtime is: the local app-server, or a Letta Cloud environment. */
+export type BackendOptions = LocalBackendOptions | CloudBackendOptions;
+
+/**
+ * Not public: a link built by the caller, for this repository's own tests and benchmarks (no
+ * socket, a fault-injecting link, a second controller on the same connection). Only
+ * `createSessionOnLink` (src/session/create-session.ts) takes it; see CONTRIBUTING.md.
+ */
 export interface LinkBackendOptions {
   kind: "link";
   link: RuntimeLink;
 }
 
-export type BackendOptions = LocalBackendOptions | CloudBackendOptions | LinkBackendOptions;
+/** `SessionOptions` whose backend may also be an injected link (`createSessionOnLink`). */
+export type LinkSessionOptions = Omit<SessionOptions, "backend"> & { backend: BackendOptions | LinkBackendOptions };
 
 /** Which agent the session drives. */
 export type AgentOptions =
@@ -25,6 +35,7 @@ export type AgentOptions =
       create: { model: string; name?: string; [field: string]: unknown };
     };
 
+/** `createSession`'s options: where the runtime is, which agent and conversation, your tools, and the bounds of the calls. */
 export interface SessionOptions {
   /** Where the runtime is: `{ kind: "local", url }`, `{ kind: "local", spawn: true }` or `{ kind: "cloud", ... }`. Required. */
   backend: BackendOptions;
@@ -95,4 +106,26 @@ export interface SessionOptions {
   clientInfo?: { name: string; title?: string; version?: string };
   /** Timers (inject fake ones in tests). Default: the global timers. */
   timers?: Timers;
+  /**
+   * Where the session's log lines go: any logger with pino's shape (`debug`, `info`, `warn`,
+   * `error`, each `(fields, message)`), e.g. a pino logger or a child of one. Each line carries
+   * `component: "toolrelay:session" | "toolrelay:turn" | "toolrelay:tool" | "toolrelay:link"`,
+   * ids, tool names, outcomes and durations; credentials are redacted. Default: the `debug`
+   * package — set `DEBUG=toolrelay*` to print them on stderr (see docs/observability.md).
+   */
+  logger?: Logger;
+  /**
+   * Also log the prompt of each turn, the input of each tool call and its result (at debug
+   * level; credentials still redacted). They may hold personal or secret data: turn this on only
+   * where logs may hold them. Never in spans. Default `false`.
+   */
+  logPayloads?: boolean;
+  /**
+   * OpenTelemetry: a span per turn (`toolrelay.turn`) and per client tool call
+   * (`execute_tool <name>`, a child of its turn's) with ids, tool name, outcome and duration — no
+   * payloads. Default: the global tracer of `@opentelemetry/api` when that optional peer is
+   * installed (a no-op until your application registers a tracer provider), else no spans. A
+   * tracer (`trace.getTracer("my-app")`): spans go there. `false`: no spans.
+   */
+  tracer?: TelemetryTracer | false;
 }

@@ -1,6 +1,7 @@
 import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
 import type { CallLimits } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
+import type { SessionObserver } from "../observability/session-observer.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import type { RuntimeStartInput } from "./runtime-start-frame.js";
@@ -10,18 +11,20 @@ import type { SessionOptions } from "./session-options.js";
 /** A user message: plain text, or letta message content parts. */
 export type MessageInput = string | Array<{ type: "text"; text: string } | { type: "image"; source: Record<string, unknown> }>;
 
+/** Options of `session.send`. */
 export interface SendOptions {
   /** Aborting it aborts the turn. */
   signal?: AbortSignal;
 }
 
-/** @internal What createSession hands to the session. */
+/** What createSession hands to the session (not exported by any entry point). */
 export interface SessionParts {
   link: RuntimeLink;
   /** The tool set (plain tools and open tool sources); its registry is the current one. */
   tools: SessionTools;
   timers: Timers;
-  options: SessionOptions;
+  /** The options (the backend is already resolved into `link`). */
+  options: Omit<SessionOptions, "backend">;
   startInput: Omit<RuntimeStartInput, "runtime" | "tools">;
   requestTimeoutMs: number;
   /** The call table's bounds, resolved from the options once. */
@@ -30,6 +33,8 @@ export interface SessionParts {
   expectedRuntime: RuntimeScope | undefined;
   /** Releases what the backend and workspace set up (spawned server, scratch dir). */
   dispose(): Promise<void>;
+  /** The session's log and tracer (src/observability). */
+  observer: SessionObserver;
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
   onRuntime?(runtime: RuntimeScope): void;
   /** A cloud backend's managed sandbox: refreshed before each turn; a gone one fails the turn (SANDBOX_EXPIRED). */

@@ -5,7 +5,7 @@ import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle } from "../internal/timers.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
-import type { InboundFrame, InputFrame } from "../wire/index.js";
+import type { InboundFrame, InputAcceptedFrame, InputFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
@@ -45,7 +45,12 @@ export class Session extends EventEmitter<SessionEvents> {
   #callerSignalCleanup: (() => void) | undefined;
 
   /** @internal Use `createSession`. */
-  constructor(parts: SessionParts) {
+  static create(parts: SessionParts): Session {
+    return new Session(parts);
+  }
+
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; createSession is the way in
+  private constructor(parts: SessionParts) {
     super();
     this.#parts = parts;
     this.#link = parts.link;
@@ -60,6 +65,7 @@ export class Session extends EventEmitter<SessionEvents> {
       events: this,
       timers: parts.timers,
       limits: parts.callLimits,
+      observer: parts.observer,
     });
     this.#approvals = new ApprovalResponder({
       isClientTool: (name) => parts.tools.get(name) !== undefined,
@@ -110,6 +116,7 @@ export class Session extends EventEmitter<SessionEvents> {
    */
   override emit(event: keyof SessionEvents, ...args: unknown[]): boolean {
     const emitUnsafe = super.emit.bind(this) as (name: keyof SessionEvents, ...rest: unknown[]) => boolean;
+    if (event === "error") this.#parts.observer.error(args[0] as ToolrelayError);
     try {
       return emitUnsafe(event, ...args);
     } catch (error) {
@@ -178,10 +185,11 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#link.state === "closed" && !sandbox) throw linkClosedForGood();
     if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#own.scope!;
-    const turn = new Turn((target) => this.#abortTurn(target));
+    const turn = Turn.create((target) => this.#abortTurn(target));
     this.#turn = turn;
     const clientMessageId = nextRequestId("message");
     this.#turns.begin(turn, clientMessageId);
+    this.#parts.observer.turnStarted(turn.result, message, clientMessageId);
     const frame = {
       type: "input",
       request_id: nextRequestId("input"),
@@ -221,7 +229,7 @@ export class Session extends EventEmitter<SessionEvents> {
       return;
     }
     this.#inputUnconfirmed = true;
-    let accepted;
+    let accepted: InputAcceptedFrame;
     try {
       accepted = await this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
     } catch (error) {
@@ -273,11 +281,13 @@ export class Session extends EventEmitter<SessionEvents> {
     return this.#closing;
   }
 
+  /** `await using session = …`: {@link Session.close} when the block ends. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
   async #close(): Promise<void> {
+    this.#parts.observer.sessionClosed(this.#dispatcher.table.runningCount);
     this.#callerSignalCleanup?.();
     this.#dispatcher.table.close("the session was closed");
     if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
@@ -291,21 +301,27 @@ export class Session extends EventEmitter<SessionEvents> {
   #onFrame(frame: InboundFrame): void {
     switch (frame.type) {
       case "external_tool_call_request":
-        return this.#dispatcher.handle(frame);
+        this.#dispatcher.handle(frame);
+        return;
       case "control_request":
-        return this.#approvals.handle(frame);
+        this.#approvals.handle(frame);
+        return;
       case "stream_delta":
-        return this.#turns.onDelta(frame);
+        this.#turns.onDelta(frame);
+        return;
       case "update_loop_status":
-        return this.#turns.onLoopStatus(frame);
+        this.#turns.onLoopStatus(frame);
+        return;
       case "turn_finished":
-        return this.#turns.onTurnFinished(frame);
+        this.#turns.onTurnFinished(frame);
+        return;
       default:
         this.#tracker.handle(frame);
     }
   }
 
   #onState(state: LinkState, previous: LinkState): void {
+    this.#parts.observer.linkState(state, previous);
     this.emit("connection-state-change", { state, previous });
     if (state === "reconnecting" && previous === "open") this.#dispatcher.table.epochEnded();
     if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");

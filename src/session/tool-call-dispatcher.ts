@@ -9,6 +9,7 @@
 import type { EventEmitter } from "eventemitter3";
 import { CallTable, canonicalJson, inputDigest, type CallLimits, type CallRecord, type CallTableOutput } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
+import type { SessionObserver } from "../observability/session-observer.js";
 import type { ToolLookup } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ExternalToolCallRequestFrame, ToolCallResponseBody } from "../wire/index.js";
@@ -23,6 +24,8 @@ export interface ToolCallDispatcherOptions {
   events: EventEmitter<SessionEvents>;
   timers: Timers;
   limits: Partial<CallLimits>;
+  /** Told every call's life (its log lines and span). */
+  observer: SessionObserver;
 }
 
 export class ToolCallDispatcher {
@@ -46,9 +49,11 @@ export class ToolCallDispatcher {
     const problem = this.#identityProblem(frame) ?? (verdict.kind === "unscoped" ? "it names no runtime and this session has none yet" : undefined);
     if (problem !== undefined || verdict.kind !== "mine") {
       this.#send(requestId, { error: `Refused tool call ${clip(toolCallId)} (${clip(toolName)}): ${problem}. Nothing was run.` });
+      this.#options.observer.toolCallRefused(clip(requestId), clip(toolName), problem!);
       if (events.listenerCount("tool-call-refused") > 0) events.emit("tool-call-refused", { requestId: clip(requestId), toolName: clip(toolName), reason: problem! });
       return;
     }
+    this.#options.observer.toolCallRequested(requestId, toolName, toolCallId, frame.input);
     const canonical = canonicalJson(frame.input);
     const registry = this.#options.registry();
     const disposition = this.table.request({
@@ -86,6 +91,7 @@ export class ToolCallDispatcher {
   /** The table's one way out: responses go to the link, reports become session events. */
   #output: CallTableOutput = (kind, record, requestId, detail) => {
     if (kind === "response") return this.#send(requestId, detail as ToolCallResponseBody);
+    if (record !== undefined) this.#options.observer.toolCall(kind, record, requestId, detail);
     const events = this.#options.events;
     const name = EVENT_OF_KIND[kind];
     if (record === undefined || events.listenerCount(name) === 0) return undefined;

@@ -40,7 +40,12 @@ export class Turn implements AsyncIterable<TurnEvent> {
   #onAbort: (turn: Turn) => Promise<void>;
 
   /** @internal Created by `Session.send`. */
-  constructor(onAbort: (turn: Turn) => Promise<void>) {
+  static create(onAbort: (turn: Turn) => Promise<void>): Turn {
+    return new Turn(onAbort);
+  }
+
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; Session.send is the way in
+  private constructor(onAbort: (turn: Turn) => Promise<void>) {
     this.#onAbort = onAbort;
     this.result = new Promise<TurnResult>((resolve, reject) => {
       this.#resolve = resolve;
@@ -55,6 +60,7 @@ export class Turn implements AsyncIterable<TurnEvent> {
     return this.#done;
   }
 
+  /** The turn's events as they happen (`for await`); it ends after `stop`, or throws what `result` rejects with. */
   [Symbol.asyncIterator](): AsyncIterator<TurnEvent> {
     return this.#queue[Symbol.asyncIterator]();
   }

@@ -8,12 +8,14 @@
  * timeouts, exactly like a half-open TCP connection.
  */
 import { connect, type Socket } from "node:net";
+import { type TimerHandle, type Timers, unrefTimer } from "../internal/timers.js";
 import { FaultPipe, type PipeCounters, type PipeFaults } from "./fault-proxy-pipe.js";
 
 export interface ConnectionHooks {
   faults: PipeFaults;
   toTarget: PipeCounters;
   toClient: PipeCounters;
+  timers: Timers;
   /** Both sockets are closed: forget the connection. */
   onClosed(connection: ProxiedConnection): void;
 }
@@ -29,7 +31,7 @@ export class ProxiedConnection {
   #hooks: ConnectionHooks;
   #blackholed = false;
   #closedSides = 0;
-  #fallback: NodeJS.Timeout | undefined;
+  #fallback: TimerHandle | undefined;
 
   /**
    * @param blackholed start half-open: the target is never contacted and every client byte is dropped.
@@ -57,8 +59,8 @@ export class ProxiedConnection {
     this.upstream = upstream;
     upstream.setNoDelay(true);
     upstream.on("error", () => undefined);
-    this.#toTarget = new FaultPipe(client, upstream, hooks.faults, hooks.toTarget, () => this.#forwardEnd(upstream));
-    this.#toClient = new FaultPipe(upstream, client, hooks.faults, hooks.toClient, () => this.#forwardEnd(client));
+    this.#toTarget = new FaultPipe(client, upstream, hooks.faults, hooks.toTarget, hooks.timers, () => this.#forwardEnd(upstream));
+    this.#toClient = new FaultPipe(upstream, client, hooks.faults, hooks.toClient, hooks.timers, () => this.#forwardEnd(client));
     if (state.readingPaused) this.pauseReading(true);
     // On a blackholed connection a FIN only closes the proxy's own socket on that side.
     client.on("end", () => this.#blackholed && client.destroy());
@@ -134,19 +136,19 @@ export class ProxiedConnection {
 
   #armFallback(): void {
     if (this.#fallback !== undefined) return;
-    this.#fallback = setTimeout(() => {
+    this.#fallback = this.#hooks.timers.setTimeout(() => {
       this.#fallback = undefined;
       this.client.destroy();
       this.upstream?.destroy();
     }, CLOSE_FALLBACK_MS);
-    this.#fallback.unref();
+    unrefTimer(this.#fallback);
   }
 
   #dispose(): void {
     this.#toTarget?.dispose();
     this.#toClient?.dispose();
     if (this.#fallback !== undefined && this.#closedSides >= (this.upstream === undefined ? 1 : 2)) {
-      clearTimeout(this.#fallback);
+      this.#hooks.timers.clearTimeout(this.#fallback);
       this.#fallback = undefined;
     }
   }

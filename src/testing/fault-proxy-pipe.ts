@@ -5,6 +5,7 @@
  * immediate it owns is cleared by `dispose()`.
  */
 import type { Socket } from "node:net";
+import type { TimerHandle, Timers } from "../internal/timers.js";
 
 /** What the pipe asks the proxy for each chunk (read at the moment it matters). */
 export interface PipeFaults {
@@ -33,9 +34,10 @@ export class FaultPipe {
   readonly #faults: PipeFaults;
   readonly #counters: PipeCounters;
   readonly #onDrained: () => void;
+  readonly #timers: Timers;
   #queue: QueuedChunk[] = [];
   #queuedBytes = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #blackholed = false;
   #waitingForWrite = false;
@@ -49,8 +51,9 @@ export class FaultPipe {
    * @param onDrained called once, after the source ended and every queued byte was written
    *   (the pipe then half-closes the destination with FIN, unless blackholed).
    */
-  constructor(source: Socket, destination: Socket, faults: PipeFaults, counters: PipeCounters, onDrained: () => void) {
+  constructor(source: Socket, destination: Socket, faults: PipeFaults, counters: PipeCounters, timers: Timers, onDrained: () => void) {
     this.#source = source;
+    this.#timers = timers;
     this.#destination = destination;
     this.#faults = faults;
     this.#counters = counters;
@@ -100,7 +103,7 @@ export class FaultPipe {
       return;
     }
     const latency = this.#faults.latencyMs();
-    this.#queue.push({ data: chunk, dueAt: latency > 0 ? Date.now() + latency : 0 });
+    this.#queue.push({ data: chunk, dueAt: latency > 0 ? this.#timers.now() + latency : 0 });
     this.#queuedBytes += chunk.length;
     if (this.#queuedBytes > HIGH_WATER_BYTES) this.hold("backpressure", true);
     this.#pump();
@@ -111,9 +114,9 @@ export class FaultPipe {
     if (this.#timer !== undefined || this.#immediate !== undefined) return;
     while (this.#queue.length > 0) {
       const head = this.#queue[0]!;
-      const wait = head.dueAt - Date.now();
+      const wait = head.dueAt - this.#timers.now();
       if (wait > 0) {
-        this.#timer = setTimeout(() => {
+        this.#timer = this.#timers.setTimeout(() => {
           this.#timer = undefined;
           this.#pump();
         }, wait);
@@ -129,7 +132,10 @@ export class FaultPipe {
           this.#waitingForWrite = false;
           if (this.#disposed) return;
           // Two check phases: at least one poll phase (where readers read) passes before the next byte.
+          // Event-loop turns, not time: no timer of the injected clock can say "after the next poll".
+          // biome-ignore lint/style/noRestrictedGlobals: an event-loop turn, not a delay
           this.#immediate = setImmediate(() => {
+            // biome-ignore lint/style/noRestrictedGlobals: an event-loop turn, not a delay
             this.#immediate = setImmediate(() => {
               this.#immediate = undefined;
               this.#pump();
@@ -167,7 +173,8 @@ export class FaultPipe {
   }
 
   #clearTimers(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    // biome-ignore lint/style/noRestrictedGlobals: the event-loop turn of #pump
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#timer = undefined;
     this.#immediate = undefined;

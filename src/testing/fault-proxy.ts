@@ -17,8 +17,10 @@
  */
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { ToolrelayError } from "../errors.js";
+import { systemTimers, type Timers } from "../internal/timers.js";
 import { ProxiedConnection } from "./fault-proxy-connection.js";
 
+/** Options of `startFaultProxy`. */
 export interface StartFaultProxyOptions {
   /** Where every accepted connection is forwarded. Required. */
   target: { host: string; port: number };
@@ -26,6 +28,8 @@ export interface StartFaultProxyOptions {
   host?: string;
   /** Port to listen on. Default `0` (an ephemeral port; read it from `proxy.port`). */
   port?: number;
+  /** The clock of `latency()` and of the close fallback. Default: the system timers. */
+  timers?: Timers;
 }
 
 /** Counters since the proxy started. */
@@ -114,10 +118,27 @@ export async function startFaultProxy(options: StartFaultProxyOptions): Promise<
   const counters = { accepted: 0, refused: 0, toTarget: 0, toClient: 0, dropped: 0 };
   const connections = new Set<ProxiedConnection>();
   const hooks = {
+    timers: options.timers ?? systemTimers,
     faults: { latencyMs: () => faults.latencyMs, byteByByte: () => faults.byteByByte },
-    toTarget: { delivered: (bytes: number) => void (counters.toTarget += bytes), dropped: (bytes: number) => void (counters.dropped += bytes) },
-    toClient: { delivered: (bytes: number) => void (counters.toClient += bytes), dropped: (bytes: number) => void (counters.dropped += bytes) },
-    onClosed: (connection: ProxiedConnection) => void connections.delete(connection),
+    toTarget: {
+      delivered: (bytes: number) => {
+        counters.toTarget += bytes;
+      },
+      dropped: (bytes: number) => {
+        counters.dropped += bytes;
+      },
+    },
+    toClient: {
+      delivered: (bytes: number) => {
+        counters.toClient += bytes;
+      },
+      dropped: (bytes: number) => {
+        counters.dropped += bytes;
+      },
+    },
+    onClosed: (connection: ProxiedConnection) => {
+      connections.delete(connection);
+    },
   };
 
   let closing: Promise<void> | undefined;

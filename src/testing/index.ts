@@ -25,3 +25,5 @@ export type {
   TurnScript,
 } from "./scripted-runtime-types.js";
 export { startFaultProxy, type FaultProxy, type FaultProxyStats, type StartFaultProxyOptions } from "./fault-proxy.js";
+// The clock both take (`timers` option), also exported by `toolrelay`.
+export type { Timers, TimerHandle } from "../internal/timers.js";

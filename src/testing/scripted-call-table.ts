@@ -1,11 +1,12 @@
 /**
- * The scripted runtime's `pendingExternalToolCalls` (PROTOCOL §6.2–6.6): one
+ * The scripted runtime's `pendingExternalToolCalls` (docs/protocol.md#call-flow to docs/protocol.md#disconnects): one
  * entry per `external_tool_call_request`, keyed by `[connectionId, request_id]`,
  * settled exactly once by the response, the timeout, the connection closing or
  * the runtime stopping. No frame is ever sent to the client on timeout, and a
  * late or unknown response is ignored.
  */
 import { randomUUID } from "node:crypto";
+import { type Timers, unrefTimer } from "../internal/timers.js";
 import { externalFailure, resultFromContent } from "./scripted-tool-result.js";
 import type {
   ScriptedCallRecord,
@@ -35,12 +36,18 @@ const entryKey = (connectionId: string, requestId: string): string => JSON.strin
 export class ScriptedCallTable {
   /** Every request ever sent, in order (the public `runtime.calls`). */
   readonly records: ScriptedCallRecord[] = [];
-  private readonly pending = new Map<string, PendingEntry>();
+  readonly #pending = new Map<string, PendingEntry>();
 
-  constructor(private readonly timeoutMs: number) {}
+  readonly #timeoutMs: number;
+  readonly #timers: Timers;
+
+  constructor(timeoutMs: number, timers: Timers) {
+    this.#timeoutMs = timeoutMs;
+    this.#timers = timers;
+  }
 
   get size(): number {
-    return this.pending.size;
+    return this.#pending.size;
   }
 
   /**
@@ -53,22 +60,22 @@ export class ScriptedCallTable {
     this.records.push(record);
     const key = entryKey(request.connectionId, requestId);
     return new Promise<ScriptedToolResult>((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = this.#timers.setTimeout(() => {
         entry.settle("timed-out", externalFailure(`External tool call timed out: ${request.toolName}`));
-      }, this.timeoutMs);
-      timer.unref?.();
+      }, this.#timeoutMs);
+      unrefTimer(timer);
       const entry: PendingEntry = {
         record,
         settle: (status, result) => {
-          if (this.pending.get(key) !== entry) return;
-          clearTimeout(timer);
-          this.pending.delete(key);
+          if (this.#pending.get(key) !== entry) return;
+          this.#timers.clearTimeout(timer);
+          this.#pending.delete(key);
           record.status = status;
           record.result = result;
           resolve(result);
         },
       };
-      this.pending.set(key, entry);
+      this.#pending.set(key, entry);
       const frame: Record<string, unknown> = {
         type: "external_tool_call_request",
         request_id: requestId,
@@ -91,7 +98,7 @@ export class ScriptedCallTable {
 
   /** Settle the call `[connectionId, request_id]` from a (valid) response frame. False when nothing was pending. */
   answer(connectionId: string, frame: Record<string, unknown>): boolean {
-    const entry = this.pending.get(entryKey(connectionId, frame.request_id as string));
+    const entry = this.#pending.get(entryKey(connectionId, frame.request_id as string));
     if (!entry) return false;
     entry.record.response = frame;
     if (typeof frame.error === "string") {
@@ -103,15 +110,15 @@ export class ScriptedCallTable {
     return true;
   }
 
-  /** §6.6 step 4: reject every call owned by a closed connection. */
+  /** docs/protocol.md#disconnects: reject every call owned by a closed connection. */
   rejectConnection(connectionId: string, reason = "Listener connection closed"): void {
-    for (const entry of [...this.pending.values()]) {
+    for (const entry of [...this.#pending.values()]) {
       if (entry.record.connectionId === connectionId) entry.settle("connection-closed", externalFailure(reason));
     }
   }
 
   /** The runtime stops: reject everything. */
   rejectAll(reason = "Listener runtime stopped"): void {
-    for (const entry of [...this.pending.values()]) entry.settle("connection-closed", externalFailure(reason));
+    for (const entry of [...this.#pending.values()]) entry.settle("connection-closed", externalFailure(reason));
   }
 }

@@ -82,14 +82,10 @@ function runtimeStart(core: ScriptedRuntimeCore, connection: ScriptedConnection,
     respond({ success: false, runtime: null, agent, conversation: null, created, error });
   const agentId = frame.agent_id as string | undefined;
   const conversationId = frame.conversation_id as string | undefined;
-  if (agentId === "") return fail("runtime_start agent_id must be a non-empty string");
-  if (conversationId === "") return fail("runtime_start conversation_id must be a non-empty string");
-  if (agentId !== undefined && frame.create_agent !== undefined) return fail("runtime_start agent_id cannot be combined with create_agent");
-  if (agentId === undefined && frame.create_agent === undefined && conversationId === undefined && frame.create_conversation === undefined) {
-    return fail("runtime_start requires an agent or conversation");
-  }
-  if (conversationId !== undefined && frame.create_conversation !== undefined) {
-    return fail("runtime_start conversation_id cannot be combined with create_conversation");
+  const refusal = runtimeStartRefusal(frame, agentId, conversationId);
+  if (refusal !== undefined) {
+    fail(refusal);
+    return;
   }
   let resolvedAgentId = agentId;
   let agent: Frame | null = null;
@@ -103,16 +99,15 @@ function runtimeStart(core: ScriptedRuntimeCore, connection: ScriptedConnection,
     agent = agentState(resolvedAgentId, { name: core.state.agentName(resolvedAgentId) });
   }
   if (resolvedAgentId === undefined) {
-    if (conversationId === "default") return fail("Agent-free runtimes require a persisted conversation");
-    const owner = conversationId === undefined ? undefined : core.state.conversationAgent(conversationId);
-    if (owner) return fail(`Conversation ${conversationId} is agent-backed; provide agent_id`);
-    return fail("The scripted runtime does not support agent-free runtimes");
+    fail(agentFreeRefusal(core, conversationId));
+    return;
   }
   let resolvedConversationId: string;
   if (conversationId !== undefined) {
     const owner = core.state.conversationAgent(conversationId);
     if (owner !== undefined && owner !== resolvedAgentId) {
-      return fail(`Conversation ${conversationId} belongs to ${owner}, not ${resolvedAgentId}`, agent);
+      fail(`Conversation ${conversationId} belongs to ${owner}, not ${resolvedAgentId}`, agent);
+      return;
     }
     resolvedConversationId = conversationId;
     if (conversationId !== "default") core.state.rememberConversation(conversationId, resolvedAgentId);
@@ -130,6 +125,28 @@ function runtimeStart(core: ScriptedRuntimeCore, connection: ScriptedConnection,
   if (frame.wait_for_replay === true) core.replayState(connection, conversation, forceDeviceStatus);
   respond({ success: true, runtime: scope, agent, conversation: conversationState(resolvedConversationId, resolvedAgentId), created });
   if (frame.wait_for_replay !== true) core.replayState(connection, conversation, forceDeviceStatus);
+}
+
+/** Why the real runtime refuses the shape of a `runtime_start`, if it does. */
+function runtimeStartRefusal(frame: Frame, agentId: string | undefined, conversationId: string | undefined): string | undefined {
+  if (agentId === "") return "runtime_start agent_id must be a non-empty string";
+  if (conversationId === "") return "runtime_start conversation_id must be a non-empty string";
+  if (agentId !== undefined && frame.create_agent !== undefined) return "runtime_start agent_id cannot be combined with create_agent";
+  if (agentId === undefined && frame.create_agent === undefined && conversationId === undefined && frame.create_conversation === undefined) {
+    return "runtime_start requires an agent or conversation";
+  }
+  if (conversationId !== undefined && frame.create_conversation !== undefined) {
+    return "runtime_start conversation_id cannot be combined with create_conversation";
+  }
+  return undefined;
+}
+
+/** The refusal of a runtime without an agent (the scripted runtime has none). */
+function agentFreeRefusal(core: ScriptedRuntimeCore, conversationId: string | undefined): string {
+  if (conversationId === "default") return "Agent-free runtimes require a persisted conversation";
+  const owner = conversationId === undefined ? undefined : core.state.conversationAgent(conversationId);
+  if (owner) return `Conversation ${conversationId} is agent-backed; provide agent_id`;
+  return "The scripted runtime does not support agent-free runtimes";
 }
 
 function sync(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame: Frame): void {
@@ -157,7 +174,10 @@ function input(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame:
   core.state.subscribe(connection.id, scope);
   const loopError = (message: string): void =>
     core.emit(scope, streamDelta(lifecycleDelta("loop_error", undefined, { message, stop_reason: "error", is_terminal: false })));
-  if (check !== "valid") return loopError(check.violation);
+  if (check !== "valid") {
+    loopError(check.violation);
+    return;
+  }
   const acknowledge = (accepted: boolean, error?: string, disposition?: "started" | "queued"): void => {
     if (typeof frame.request_id !== "string") return;
     connection.sendPlain({
@@ -173,12 +193,14 @@ function input(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame:
   const payload = frame.payload as Frame;
   if (payload.kind === "approval_response") {
     const handled = answerApproval(conversation.approvals, payload);
-    return acknowledge(handled, handled ? undefined : "Approval request is no longer pending");
+    acknowledge(handled, handled ? undefined : "Approval request is no longer pending");
+    return;
   }
   const messages = payload.messages as unknown[];
   if (messages.some((message) => isRecord(message) && message.type === "approval")) {
     loopError("Protocol violation: approval payloads are not allowed in input.kind=create_message. Use input.kind=approval_response.");
-    return acknowledge(false, "Approval payloads require approval_response");
+    acknowledge(false, "Approval payloads require approval_response");
+    return;
   }
   const firstUser = messages.find((message): message is Frame => isRecord(message) && "content" in message);
   const clientMessageIds = messages
@@ -187,7 +209,8 @@ function input(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame:
   // Like the real runtime, a repeated input (same request_id, same client_message_id) is not
   // deduplicated: it is accepted again and starts (or queues) another run.
   if ((conversation.active || conversation.queue.length > 0) && !firstUser) {
-    return acknowledge(false, "Input was rejected by the queue");
+    acknowledge(false, "Input was rejected by the queue");
+    return;
   }
   core.acceptInput(
     conversation,

@@ -44,10 +44,13 @@ export class ScriptedConversation {
   /** `subagent_id` → its `update_subagent_state` entry. */
   readonly subagents = new Map<string, Record<string, unknown>>();
 
-  constructor(
-    readonly scope: ScriptedRuntimeScope,
-    public permissionMode: ScriptedPermissionMode,
-  ) {}
+  readonly scope: ScriptedRuntimeScope;
+  permissionMode: ScriptedPermissionMode;
+
+  constructor(scope: ScriptedRuntimeScope, permissionMode: ScriptedPermissionMode) {
+    this.scope = scope;
+    this.permissionMode = permissionMode;
+  }
 
   /** True while a turn runs and was not aborted. */
   get isRunning(): boolean {

@@ -1,11 +1,12 @@
 /**
  * The heart of the scripted runtime: connections, per-runtime conversations,
  * event fan-out to subscribers, turns and their queue, approvals, abort, and
- * the per-connection cleanup of PROTOCOL §6.6. Frame parsing lives in
+ * the per-connection cleanup of docs/protocol.md#disconnects. Frame parsing lives in
  * `scripted-commands.ts`, the socket server in `scripted-runtime.ts`.
  */
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
+import type { Timers } from "../internal/timers.js";
 import { ScriptedCallTable } from "./scripted-call-table.js";
 import { ScriptedConnection } from "./scripted-connection.js";
 import { ScriptedConversation, type ActiveTurn, type InputItem } from "./scripted-conversation.js";
@@ -35,6 +36,7 @@ export interface CoreOptions {
   permissionMode: ScriptedPermissionMode;
   externalToolTimeoutMs: number;
   version: string;
+  timers: Timers;
 }
 
 export class ScriptedRuntimeCore {
@@ -46,42 +48,47 @@ export class ScriptedRuntimeCore {
   /** What scripts threw (assertions, bugs) — not `turn.fail()`. */
   readonly scriptErrors: unknown[] = [];
   closed = false;
-  private readonly conversations = new Map<string, ScriptedConversation>();
-  private readonly turnsInFlight = new Set<Promise<void>>();
-  private connectionCounter = 0;
-  private runCounter = 0;
-  private messageCounter = 0;
-  private queueCounter = 0;
-  private batchCounter = 0;
+  readonly #conversations = new Map<string, ScriptedConversation>();
+  readonly #turnsInFlight = new Set<Promise<void>>();
+  #connectionCounter = 0;
+  #runCounter = 0;
+  #messageCounter = 0;
+  #queueCounter = 0;
+  #batchCounter = 0;
 
-  constructor(readonly options: CoreOptions) {
-    this.calls = new ScriptedCallTable(options.externalToolTimeoutMs);
+  readonly options: CoreOptions;
+
+  constructor(options: CoreOptions) {
+    this.options = options;
+    this.calls = new ScriptedCallTable(options.externalToolTimeoutMs, options.timers);
   }
 
   conversation(scope: ScriptedRuntimeScope): ScriptedConversation {
     const key = runtimeKey(scope);
-    let conversation = this.conversations.get(key);
+    let conversation = this.#conversations.get(key);
     if (!conversation) {
       conversation = new ScriptedConversation({ agent_id: scope.agent_id, conversation_id: scope.conversation_id }, this.options.permissionMode);
-      this.conversations.set(key, conversation);
+      this.#conversations.set(key, conversation);
     }
     return conversation;
   }
 
   /** A new socket: `app-server-<n>` (from 0, like the real server); pending approvals are replayed to it. */
   addConnection(socket: WebSocket): ScriptedConnection {
-    const connection = new ScriptedConnection(`app-server-${this.connectionCounter++}`, socket, (record) => this.sentFrames.push(record));
+    const connection = new ScriptedConnection(`app-server-${this.#connectionCounter++}`, socket, this.options.timers, (record) =>
+      this.sentFrames.push(record),
+    );
     this.connections.set(connection.id, connection);
-    for (const conversation of this.conversations.values()) {
+    for (const conversation of this.#conversations.values()) {
       for (const frame of conversation.pendingControlRequests()) connection.sendEvent(frame, conversation.scope);
     }
     return connection;
   }
 
-  /** PROTOCOL §6.6: hand over or cancel driven turns, drop queued inputs, reject calls, forget registrations. */
+  /** docs/protocol.md#disconnects: hand over or cancel driven turns, drop queued inputs, reject calls, forget registrations. */
   removeConnection(connectionId: string): void {
     if (!this.connections.delete(connectionId)) return;
-    for (const conversation of this.conversations.values()) {
+    for (const conversation of this.#conversations.values()) {
       const before = conversation.queue.length;
       const kept = conversation.queue.filter((item) => item.connectionId !== connectionId);
       if (kept.length !== before) {
@@ -90,7 +97,7 @@ export class ScriptedRuntimeCore {
       }
       const active = conversation.active;
       if (active && active.connectionId === connectionId) {
-        const heir = this.openSubscribers(conversation.scope).find((id) => id !== connectionId);
+        const heir = this.#openSubscribers(conversation.scope).find((id) => id !== connectionId);
         if (heir) active.connectionId = heir;
         else conversation.cancelTurn();
       }
@@ -101,7 +108,7 @@ export class ScriptedRuntimeCore {
 
   /** Emit a runtime event to every open subscriber of `scope`. */
   emit(scope: ScriptedRuntimeScope, message: Record<string, unknown>): void {
-    for (const id of this.openSubscribers(scope)) this.connections.get(id)?.sendEvent(message, scope);
+    for (const id of this.#openSubscribers(scope)) this.connections.get(id)?.sendEvent(message, scope);
   }
 
   setLoop(conversation: ScriptedConversation, status: LoopStatus, activeRunIds: readonly string[], executing: readonly string[] = []): void {
@@ -135,23 +142,23 @@ export class ScriptedRuntimeCore {
   acceptInput(conversation: ScriptedConversation, input: InputItem, content: unknown, acknowledge: (disposition: "started" | "queued") => void): void {
     const [clientMessageId] = input.clientMessageIds;
     if (!conversation.active && conversation.queue.length === 0) {
-      const active = this.reserveTurn(conversation, input);
+      const active = this.#reserveTurn(conversation, input);
       acknowledge("started");
-      this.startTurn(conversation, active, input, `batch-direct-${randomUUID()}`, undefined);
+      this.#startTurn(conversation, active, input, `batch-direct-${randomUUID()}`, undefined);
       return;
     }
     const queued = {
       ...input,
-      id: `q-${++this.queueCounter}`,
+      id: `q-${++this.#queueCounter}`,
       clientMessageId: clientMessageId ?? `cm-submit-${randomUUID()}`,
       content,
-      enqueuedAt: new Date().toISOString(),
+      enqueuedAt: this.timestamp(),
     };
     conversation.queue.push(queued);
     conversation.paused = false;
     acknowledge("queued");
     this.emit(conversation.scope, queueFrame(conversation.queue));
-    this.pump(conversation);
+    this.#pump(conversation);
   }
 
   /** `abort_message`: true when a running turn or a pending approval was interrupted. */
@@ -177,7 +184,7 @@ export class ScriptedRuntimeCore {
   /** Stop: cancel turns and approvals, reject pending calls, terminate sockets. */
   shutdown(): void {
     this.closed = true;
-    for (const conversation of this.conversations.values()) conversation.cancelTurn();
+    for (const conversation of this.#conversations.values()) conversation.cancelTurn();
     this.calls.rejectAll("Listener runtime stopped");
     for (const connection of this.connections.values()) connection.terminate();
     this.connections.clear();
@@ -186,41 +193,46 @@ export class ScriptedRuntimeCore {
 
   /** Resolves when every turn that is running now has finished (bounded by the caller). */
   async turnsSettled(): Promise<void> {
-    await Promise.allSettled([...this.turnsInFlight]);
+    await Promise.allSettled([...this.#turnsInFlight]);
   }
 
   /** A fresh `local-run-<n>`, remembered with the client message ids it answers. */
   nextRunId(conversation: ScriptedConversation, clientMessageIds: readonly string[]): string {
-    const runId = `local-run-${++this.runCounter}`;
+    const runId = `local-run-${++this.#runCounter}`;
     conversation.clientMessageIdsByRunId.set(runId, [...clientMessageIds]);
     return runId;
   }
 
-  /** A fresh `<prefix>-<n>` message id (one counter per runtime). */
-  nextMessageId(prefix: string): string {
-    return `${prefix}-${++this.messageCounter}`;
+  /** The runtime's wall clock as an ISO timestamp (from the injected timers). */
+  timestamp(): string {
+    return new Date(this.options.timers.now()).toISOString();
   }
 
-  private openSubscribers(scope: ScriptedRuntimeScope): string[] {
+  /** A fresh `<prefix>-<n>` message id (one counter per runtime). */
+  nextMessageId(prefix: string): string {
+    return `${prefix}-${++this.#messageCounter}`;
+  }
+
+  #openSubscribers(scope: ScriptedRuntimeScope): string[] {
     return this.state.subscribers(scope).filter((id) => this.connections.get(id)?.isOpen === true);
   }
 
-  private pump(conversation: ScriptedConversation): void {
+  #pump(conversation: ScriptedConversation): void {
     if (this.closed || conversation.active || conversation.paused) return;
     const next = conversation.queue.shift();
     if (!next) return;
-    const active = this.reserveTurn(conversation, next);
+    const active = this.#reserveTurn(conversation, next);
     this.emit(conversation.scope, queueFrame(conversation.queue, [next.clientMessageId]));
-    this.startTurn(conversation, active, next, `batch-${++this.batchCounter}`, next);
+    this.#startTurn(conversation, active, next, `batch-${++this.#batchCounter}`, next);
   }
 
-  private reserveTurn(conversation: ScriptedConversation, input: InputItem): ActiveTurn {
+  #reserveTurn(conversation: ScriptedConversation, input: InputItem): ActiveTurn {
     const active: ActiveTurn = { controller: new AbortController(), connectionId: input.connectionId };
     conversation.active = active;
     return active;
   }
 
-  private startTurn(
+  #startTurn(
     conversation: ScriptedConversation,
     active: ActiveTurn,
     input: InputItem,
@@ -233,7 +245,7 @@ export class ScriptedRuntimeCore {
         streamDelta({
           type: "message",
           id: `user-msg-${randomUUID()}`,
-          date: new Date().toISOString(),
+          date: this.timestamp(),
           message_type: "user_message",
           content: dequeued.content,
           otid: dequeued.clientMessageId,
@@ -260,12 +272,12 @@ export class ScriptedRuntimeCore {
     active.session = session;
     session.ensureStep();
     this.emit(conversation.scope, this.deviceStatus(conversation));
-    const running = this.runScript(conversation, active, session);
-    this.turnsInFlight.add(running);
-    void running.finally(() => this.turnsInFlight.delete(running));
+    const running = this.#runScript(conversation, active, session);
+    this.#turnsInFlight.add(running);
+    void running.finally(() => this.#turnsInFlight.delete(running));
   }
 
-  private async runScript(conversation: ScriptedConversation, active: ActiveTurn, session: ScriptedTurnSession): Promise<void> {
+  async #runScript(conversation: ScriptedConversation, active: ActiveTurn, session: ScriptedTurnSession): Promise<void> {
     let failure: unknown;
     let failed = false;
     try {
@@ -303,6 +315,6 @@ export class ScriptedRuntimeCore {
     conversation.active = undefined;
     this.emit(scope, this.deviceStatus(conversation));
     await this.flush();
-    this.pump(conversation);
+    this.#pump(conversation);
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The scripted runtime's bookkeeping, keyed like the real runtime (PROTOCOL
- * §4.5, §6.1): external tool registrations per (connection, runtime) with
+ * The scripted runtime's bookkeeping, keyed like the real runtime (docs/protocol.md#subscriptions,
+ * docs/protocol.md#tool-registration): external tool registrations per (connection, runtime) with
  * replace semantics, subscriptions per connection, and the agents and
  * conversations it created.
  */
@@ -29,11 +29,11 @@ export interface ToolVisibilityQuery {
 
 export class ScriptedRuntimeState {
   /** `JSON.stringify([connectionId, runtimeKey])` → that connection's tools for that runtime. */
-  private readonly registrations = new Map<string, StoredRegistration[]>();
-  private readonly subscriptions = new Map<string, Map<string, ScriptedRuntimeScope>>();
-  private readonly conversationAgents = new Map<string, string>();
-  private readonly agentNames = new Map<string, string>();
-  private sequence = 0;
+  readonly #registrations = new Map<string, StoredRegistration[]>();
+  readonly #subscriptions = new Map<string, Map<string, ScriptedRuntimeScope>>();
+  readonly #conversationAgents = new Map<string, string>();
+  readonly #agentNames = new Map<string, string>();
+  #sequence = 0;
 
   /** Replace `connectionId`'s tools for `scope` with `groups` (`[]` removes them), like `runtime_start` / updates. */
   replaceTools(connectionId: string, scope: ScriptedRuntimeScope, groups: readonly unknown[]): void {
@@ -49,24 +49,24 @@ export class ScriptedRuntimeState {
           ...(group.scope_id !== undefined ? { scopeId: group.scope_id } : {}),
           connectionId,
           runtime: { agent_id: scope.agent_id, conversation_id: scope.conversation_id },
-          sequence: ++this.sequence,
+          sequence: ++this.#sequence,
         });
       }
     }
-    if (tools.length > 0) this.registrations.set(key, tools);
-    else this.registrations.delete(key);
+    if (tools.length > 0) this.#registrations.set(key, tools);
+    else this.#registrations.delete(key);
   }
 
   /** Every registration, in registration order. */
   allRegistrations(): ScriptedRegistration[] {
-    return [...this.registrations.values()]
+    return [...this.#registrations.values()]
       .flat()
       .sort((left, right) => left.sequence - right.sequence)
       .map(({ sequence: _sequence, ...registration }) => registration);
   }
 
   /**
-   * The tools a turn sees (PROTOCOL §6.1): same runtime; unscoped tools from any
+   * The tools a turn sees (docs/protocol.md#tool-registration): same runtime; unscoped tools from any
    * connection; scoped ones only from the turn's own connection and only when
    * the turn selected the scope; then the allowlist; the later registration
    * wins a name collision.
@@ -74,7 +74,7 @@ export class ScriptedRuntimeState {
   visibleTools(query: ToolVisibilityQuery): ScriptedVisibleTool[] {
     const wanted = runtimeKey(query.runtime);
     const byName = new Map<string, StoredRegistration>();
-    const candidates = [...this.registrations.values()]
+    const candidates = [...this.#registrations.values()]
       .flat()
       .filter((tool) => runtimeKey(tool.runtime) === wanted)
       .filter((tool) =>
@@ -90,56 +90,56 @@ export class ScriptedRuntimeState {
 
   /** Whether `tool` (as a turn saw it) is still registered by its connection. */
   isStillRegistered(tool: ScriptedVisibleTool, scope: ScriptedRuntimeScope): boolean {
-    const tools = this.registrations.get(JSON.stringify([tool.connectionId, runtimeKey(scope)])) ?? [];
+    const tools = this.#registrations.get(JSON.stringify([tool.connectionId, runtimeKey(scope)])) ?? [];
     return tools.some((candidate) => candidate.name === tool.name && candidate.scopeId === tool.scopeId);
   }
 
   subscribe(connectionId: string, scope: ScriptedRuntimeScope): void {
-    let scopes = this.subscriptions.get(connectionId);
+    let scopes = this.#subscriptions.get(connectionId);
     if (!scopes) {
       scopes = new Map();
-      this.subscriptions.set(connectionId, scopes);
+      this.#subscriptions.set(connectionId, scopes);
     }
     scopes.set(runtimeKey(scope), { agent_id: scope.agent_id, conversation_id: scope.conversation_id });
   }
 
   isSubscribed(connectionId: string, scope: ScriptedRuntimeScope): boolean {
-    return this.subscriptions.get(connectionId)?.has(runtimeKey(scope)) === true;
+    return this.#subscriptions.get(connectionId)?.has(runtimeKey(scope)) === true;
   }
 
   /** Connections subscribed to `scope`, in subscription order. */
   subscribers(scope: ScriptedRuntimeScope): string[] {
     const key = runtimeKey(scope);
-    return [...this.subscriptions].filter(([, scopes]) => scopes.has(key)).map(([connectionId]) => connectionId);
+    return [...this.#subscriptions].filter(([, scopes]) => scopes.has(key)).map(([connectionId]) => connectionId);
   }
 
-  /** §6.6 steps 5–6: drop every registration and subscription of a closed connection. */
+  /** docs/protocol.md#disconnects, the last steps: drop every registration and subscription of a closed connection. */
   forgetConnection(connectionId: string): void {
-    for (const [key, tools] of this.registrations) {
-      if (tools[0]?.connectionId === connectionId) this.registrations.delete(key);
+    for (const [key, tools] of this.#registrations) {
+      if (tools[0]?.connectionId === connectionId) this.#registrations.delete(key);
     }
-    this.subscriptions.delete(connectionId);
+    this.#subscriptions.delete(connectionId);
   }
 
   clear(): void {
-    this.registrations.clear();
-    this.subscriptions.clear();
+    this.#registrations.clear();
+    this.#subscriptions.clear();
   }
 
   rememberAgent(agentId: string, name: string): void {
-    this.agentNames.set(agentId, name);
+    this.#agentNames.set(agentId, name);
   }
 
   agentName(agentId: string): string {
-    return this.agentNames.get(agentId) ?? agentId;
+    return this.#agentNames.get(agentId) ?? agentId;
   }
 
   rememberConversation(conversationId: string, agentId: string): void {
-    this.conversationAgents.set(conversationId, agentId);
+    this.#conversationAgents.set(conversationId, agentId);
   }
 
   /** The agent a conversation created here belongs to (undefined for conversations it never saw). */
   conversationAgent(conversationId: string): string | undefined {
-    return this.conversationAgents.get(conversationId);
+    return this.#conversationAgents.get(conversationId);
   }
 }

@@ -54,7 +54,7 @@ export async function runRuntimeTool(
     host.emitDeviceStatus();
     turn.emitDelta(lifecycleDelta("client_tool_start", runId, { tool_call_id: toolCallId, tool_name: name, tool_args: JSON.stringify(input) }, decision!.messageId));
     for (const snapshot of options.stream === false ? [] : outputSnapshots(output)) {
-      turn.emitDelta(snapshotDelta(runId, toolCallId, snapshot));
+      turn.emitDelta(snapshotDelta(runId, toolCallId, snapshot, new Date(host.now()).toISOString()));
       await host.flush();
     }
     const isError = options.status === "error";
@@ -70,12 +70,12 @@ export async function runRuntimeTool(
 }
 
 /** One streamed snapshot of a running tool's output. */
-function snapshotDelta(runId: string, toolCallId: string, text: string): Record<string, unknown> {
+function snapshotDelta(runId: string, toolCallId: string, text: string, date: string): Record<string, unknown> {
   return {
     type: "message",
     message_type: "tool_return_message",
     id: `synthetic-tool-return-stream-${toolCallId}`,
-    date: new Date().toISOString(),
+    date,
     run_id: runId,
     status: "success",
     tool_call_id: toolCallId,

@@ -2,6 +2,7 @@
  * Public types of the scripted runtime (`toolrelay/testing`): its options, the
  * turn API a script receives, and the records it keeps for assertions.
  */
+import type { Timers } from "../internal/timers.js";
 
 /** `{ agent_id, conversation_id }`, exactly as on the wire. */
 export interface ScriptedRuntimeScope {
@@ -15,6 +16,7 @@ export type ScriptedPermissionMode = "unrestricted" | "standard" | "acceptEdits"
 /** A script: runs once per `create_message` input (queued inputs run one after another). */
 export type TurnScript = (turn: ScriptedTurn) => Promise<void> | void;
 
+/** Options of `startScriptedRuntime`. Only `script` is required. */
 export interface StartScriptedRuntimeOptions {
   /**
    * Plays the model: called once for every accepted `create_message` input (a repeated input
@@ -48,6 +50,11 @@ export interface StartScriptedRuntimeOptions {
   heartbeatIntervalMs?: number;
   /** `letta_code_version` reported by `app_server_info_response`. Default `"0.32.18"`. */
   version?: string;
+  /**
+   * The clock of the runtime: the external tool call timeout, the heartbeat and every timestamp
+   * it writes. Default: the system timers (which vitest's fake timers replace, too).
+   */
+  timers?: Timers;
 }
 
 /** A text or image block, as an `external_tool_call_response` carries it. */
@@ -161,6 +168,7 @@ export interface ScriptedTurn {
   subagent(options?: ScriptedSubagentOptions): ScriptedSubagent;
 }
 
+/** Options of `turn.subagent()`: what the runtime's `update_subagent_state` says about it. */
 export interface ScriptedSubagentOptions {
   /** Default `subagent-<ms>-<n>`, like the runtime's. */
   subagentId?: string;

@@ -11,6 +11,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { ToolrelayError } from "../errors.js";
+import { systemTimers, type TimerHandle, unrefTimer } from "../internal/timers.js";
 import { handleFrame } from "./scripted-commands.js";
 import { appServerInfoResponse } from "./scripted-frames.js";
 import { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
@@ -88,7 +89,9 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
   const host = options.host ?? "127.0.0.1";
   const version = options.version ?? "0.32.18";
   const expectedDigest = options.authToken === undefined ? undefined : digest(options.authToken.trim());
+  const timers = options.timers ?? systemTimers;
   const core = new ScriptedRuntimeCore({
+    timers,
     script: options.script,
     permissionMode: options.permissionMode ?? "unrestricted",
     externalToolTimeoutMs: options.externalToolTimeoutMs ?? 300_000,
@@ -140,20 +143,27 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
   });
 
   const heartbeatMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
-  const heartbeat =
-    heartbeatMs > 0
-      ? setInterval(() => {
-          for (const [websocket, missed] of missedPongs) {
-            if (missed >= MISSED_PONGS_BEFORE_TERMINATE) {
-              websocket.terminate();
-              continue;
-            }
-            missedPongs.set(websocket, missed + 1);
-            websocket.ping();
-          }
-        }, heartbeatMs)
-      : undefined;
-  heartbeat?.unref();
+  let heartbeat: TimerHandle | undefined;
+  const stopHeartbeat = (): void => {
+    if (heartbeat !== undefined) timers.clearTimeout(heartbeat);
+    heartbeat = undefined;
+  };
+  const scheduleHeartbeat = (): void => {
+    if (heartbeatMs <= 0) return;
+    heartbeat = timers.setTimeout(() => {
+      for (const [websocket, missed] of missedPongs) {
+        if (missed >= MISSED_PONGS_BEFORE_TERMINATE) {
+          websocket.terminate();
+          continue;
+        }
+        missedPongs.set(websocket, missed + 1);
+        websocket.ping();
+      }
+      scheduleHeartbeat();
+    }, heartbeatMs);
+    unrefTimer(heartbeat);
+  };
+  scheduleHeartbeat();
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -162,7 +172,7 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
       resolve();
     });
   }).catch((error: unknown) => {
-    if (heartbeat) clearInterval(heartbeat);
+    stopHeartbeat();
     throw new ToolrelayError("INVALID_OPTIONS", `startScriptedRuntime: cannot listen on ${host}:${options.port ?? 0}`, { cause: error });
   });
 
@@ -194,7 +204,7 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
     },
     close() {
       closing ??= (async () => {
-        if (heartbeat) clearInterval(heartbeat);
+        stopHeartbeat();
         core.shutdown();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await new Promise<void>((resolve) => {

@@ -25,114 +25,120 @@ export class ScriptedSubagentStream implements ScriptedSubagent {
   readonly subagentId: string;
   /** The subagent's own agent (its messages carry it). */
   readonly agentId = `agent-local-${randomUUID()}`;
-  private runCounter = 0;
-  private messageCounter = 1;
-  private seqId = 0;
-  private runId: string | undefined;
-  private finished = false;
-  private readonly toolCalls: Array<{ id: string; name: string; args: string }> = [];
-  private readonly startedAt = Date.now();
+  #runCounter = 0;
+  #messageCounter = 1;
+  #seqId = 0;
+  #runId: string | undefined;
+  #finished = false;
+  readonly #toolCalls: Array<{ id: string; name: string; args: string }> = [];
+  readonly #startedAt: number;
+  readonly #host: TurnHost;
+  readonly #start: SubagentStart;
 
-  constructor(
-    private readonly host: TurnHost,
-    private readonly start: SubagentStart,
-  ) {
+  constructor(host: TurnHost, start: SubagentStart) {
+    this.#host = host;
+    this.#start = start;
+    this.#startedAt = host.now();
     this.subagentId = start.subagentId;
-    this.state("running");
+    this.#state("running");
   }
 
   async say(text: string): Promise<void> {
-    this.message("assistant_message", `ui-msg-${++this.messageCounter}`, { content: [{ type: "text", text }] });
-    await this.host.flush();
+    this.#message("assistant_message", `ui-msg-${++this.#messageCounter}`, { content: [{ type: "text", text }] });
+    await this.#host.flush();
   }
 
   async reason(text: string): Promise<void> {
-    this.message("reasoning_message", `letta-msg-${++this.messageCounter}`, { reasoning: text });
-    await this.host.flush();
+    this.#message("reasoning_message", `letta-msg-${++this.#messageCounter}`, { reasoning: text });
+    await this.#host.flush();
   }
 
   async runTool(name: string, args: Record<string, unknown>, output: string, options: { status?: "success" | "error"; toolCallId?: string } = {}): Promise<void> {
-    if (this.stopped) return;
+    if (this.#stopped) return;
     const toolCallId = options.toolCallId ?? `call_${randomUUID().slice(0, 8)}`;
     const argumentsText = JSON.stringify(args);
-    this.endStep("requires_approval");
-    this.toolCalls.push({ id: toolCallId, name, args: argumentsText });
-    this.emit({ ...this.envelope(`tool-call-${toolCallId}`), message_type: "tool_call_message", tool_call: { name, tool_call_id: toolCallId, arguments: argumentsText } });
-    this.state("running");
-    this.emit({ ...this.envelope(`tool-return-${toolCallId}`), message_type: "tool_return_message", status: options.status ?? "success", tool_call_id: toolCallId, tool_return: output });
-    await this.host.flush();
+    this.#endStep("requires_approval");
+    this.#toolCalls.push({ id: toolCallId, name, args: argumentsText });
+    this.#emit({ ...this.#envelope(`tool-call-${toolCallId}`), message_type: "tool_call_message", tool_call: { name, tool_call_id: toolCallId, arguments: argumentsText } });
+    this.#state("running");
+    this.#emit({ ...this.#envelope(`tool-return-${toolCallId}`), message_type: "tool_return_message", status: options.status ?? "success", tool_call_id: toolCallId, tool_return: output });
+    await this.#host.flush();
   }
 
   async finish(): Promise<void> {
-    if (this.stopped) return;
-    this.endStep("end_turn");
-    this.finished = true;
-    this.state("completed");
-    await this.host.flush();
+    if (this.#stopped) return;
+    this.#endStep("end_turn");
+    this.#finished = true;
+    this.#state("completed");
+    await this.#host.flush();
   }
 
-  private get stopped(): boolean {
-    return this.finished || this.start.signal.aborted;
+  get #stopped(): boolean {
+    return this.#finished || this.#start.signal.aborted;
   }
 
-  private message(messageType: string, id: string, fields: Frame): void {
-    if (this.stopped) return;
-    if (this.runId === undefined) {
-      this.runId = `local-run-${++this.runCounter}`;
-      this.seqId = 0;
+  #message(messageType: string, id: string, fields: Frame): void {
+    if (this.#stopped) return;
+    if (this.#runId === undefined) {
+      this.#runId = `local-run-${++this.#runCounter}`;
+      this.#seqId = 0;
     }
-    this.emit({
+    this.#emit({
       type: "message",
       id,
-      date: new Date().toISOString(),
+      date: this.#timestamp(),
       agent_id: this.agentId,
       conversation_id: "default",
       message_type: messageType,
       ...fields,
-      run_id: this.runId,
-      seq_id: ++this.seqId,
+      run_id: this.#runId,
+      seq_id: ++this.#seqId,
       session_id: this.agentId,
       uuid: id,
-      timestamp: new Date().toISOString(),
+      timestamp: this.#timestamp(),
     });
   }
 
   /** Usage, then the subagent's own stop_reason (never the parent's). */
-  private endStep(stopReason: string): void {
-    if (this.runId === undefined) return;
-    this.message("usage_statistics", `letta-msg-${++this.messageCounter}`, { ...ZERO_USAGE });
-    this.emit({ type: "message", message_type: "stop_reason", stop_reason: stopReason, run_id: this.runId, seq_id: ++this.seqId, session_id: this.agentId, uuid: randomUUID(), timestamp: new Date().toISOString() });
-    this.runId = undefined;
+  #endStep(stopReason: string): void {
+    if (this.#runId === undefined) return;
+    this.#message("usage_statistics", `letta-msg-${++this.#messageCounter}`, { ...ZERO_USAGE });
+    this.#emit({ type: "message", message_type: "stop_reason", stop_reason: stopReason, run_id: this.#runId, seq_id: ++this.#seqId, session_id: this.agentId, uuid: randomUUID(), timestamp: this.#timestamp() });
+    this.#runId = undefined;
   }
 
-  private envelope(id: string): Frame {
-    const date = new Date().toISOString();
+  #envelope(id: string): Frame {
+    const date = this.#timestamp();
     return { type: "message", id, date, session_id: this.agentId, uuid: id, timestamp: date };
   }
 
-  private emit(delta: Frame): void {
-    this.host.emit({ ...streamDelta(delta), subagent_id: this.subagentId });
+  #timestamp(): string {
+    return new Date(this.#host.now()).toISOString();
+  }
+
+  #emit(delta: Frame): void {
+    this.#host.emit({ ...streamDelta(delta), subagent_id: this.subagentId });
   }
 
   /** `update_subagent_state` with this subagent's entry (the runtime lists every subagent of the runtime). */
-  private state(status: "running" | "completed"): void {
-    this.host.setSubagent({
+  #state(status: "running" | "completed"): void {
+    this.#host.setSubagent({
       subagent_id: this.subagentId,
-      subagent_type: this.start.subagentType ?? "General-purpose",
-      description: this.start.description ?? "subagent",
-      prompt: this.start.prompt ?? "",
+      subagent_type: this.#start.subagentType ?? "General-purpose",
+      description: this.#start.description ?? "subagent",
+      prompt: this.#start.prompt ?? "",
       status,
       agent_url: this.agentId,
       conversation_id: "default",
       model: "scripted/model",
       is_background: true,
-      tool_call_id: this.start.toolCallId ?? null,
-      parent_agent_id: this.start.parent.agent_id,
-      parent_conversation_id: this.start.parent.conversation_id,
-      start_time: this.startedAt,
-      tool_calls: [...this.toolCalls],
+      tool_call_id: this.#start.toolCallId ?? null,
+      parent_agent_id: this.#start.parent.agent_id,
+      parent_conversation_id: this.#start.parent.conversation_id,
+      start_time: this.#startedAt,
+      tool_calls: [...this.#toolCalls],
       total_tokens: 0,
-      duration_ms: status === "completed" ? Date.now() - this.startedAt : 0,
+      duration_ms: status === "completed" ? this.#host.now() - this.#startedAt : 0,
     });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * How the runtime turns an `external_tool_call_response` into the tool return
- * the model sees (PROTOCOL §5.4, §6.4, §6.9): text parts joined with "\n",
+ * the model sees (docs/protocol.md#external_tool_call_response,
+ * docs/protocol.md#clamping, docs/protocol.md#error-texts): text parts joined with "\n",
  * images kept, other parts dropped, an all-empty result becomes the JSON of
  * the raw parts, text clamped to 32,000 characters, failures wrapped in
  * "External tool execution error: ...".

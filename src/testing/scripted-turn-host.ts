@@ -38,6 +38,8 @@ export interface TurnHost {
   drivingConnectionId(): string;
   /** Resolves once every frame emitted so far was handed to the sockets. */
   flush(): Promise<void>;
+  /** The runtime's clock, in milliseconds (the injected timers). */
+  now(): number;
 }
 
 /** The host of one turn: everything goes to the turn's conversation on `core`. */
@@ -81,5 +83,6 @@ export function createTurnHost(core: ScriptedRuntimeCore, conversation: Scripted
     },
     drivingConnectionId: () => active.connectionId,
     flush: () => core.flush(),
+    now: () => core.options.timers.now(),
   };
 }

@@ -47,17 +47,18 @@ export class ScriptedTurnSession implements ScriptedTurn {
   readonly tools: readonly ScriptedVisibleTool[];
   readonly signal: AbortSignal;
   readonly userText: string;
-  private currentRunId: string | undefined;
-  private seqId = 0;
-  private stepOpen = false;
-  private readonly madeCalls = new Map<string, MadeCall>();
-  private subagentCounter = 0;
+  #currentRunId: string | undefined;
+  #seqId = 0;
+  #stepOpen = false;
+  readonly #madeCalls = new Map<string, MadeCall>();
+  #subagentCounter = 0;
+  readonly #start: TurnStart;
+  /** @internal */
+  readonly host: TurnHost;
 
-  constructor(
-    /** @internal */
-    readonly host: TurnHost,
-    private readonly start: TurnStart,
-  ) {
+  constructor(host: TurnHost, start: TurnStart) {
+    this.host = host;
+    this.#start = start;
     this.runtime = start.scope;
     this.turnId = start.turnId;
     this.messages = start.messages;
@@ -72,12 +73,12 @@ export class ScriptedTurnSession implements ScriptedTurn {
   }
 
   get runId(): string {
-    return this.currentRunId ?? "";
+    return this.#currentRunId ?? "";
   }
 
   /** The run id of the latest step (undefined before the first one). */
   get lastRunId(): string | undefined {
-    return this.currentRunId;
+    return this.#currentRunId;
   }
 
   fail(message: string): never {
@@ -87,14 +88,14 @@ export class ScriptedTurnSession implements ScriptedTurn {
   async say(text: string): Promise<void> {
     if (this.signal.aborted) return;
     this.ensureStep();
-    this.emitMessage("assistant_message", this.host.nextMessageId("ui-msg"), { content: [{ type: "text", text }] });
+    this.#emitMessage("assistant_message", this.host.nextMessageId("ui-msg"), { content: [{ type: "text", text }] });
     await this.host.flush();
   }
 
   async reason(text: string): Promise<void> {
     if (this.signal.aborted) return;
     this.ensureStep();
-    this.emitMessage("reasoning_message", this.host.nextMessageId("letta-msg"), { reasoning: text });
+    this.#emitMessage("reasoning_message", this.host.nextMessageId("letta-msg"), { reasoning: text });
     await this.host.flush();
   }
 
@@ -109,7 +110,7 @@ export class ScriptedTurnSession implements ScriptedTurn {
     const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
     const proposal = await this.propose(specs);
     if (!proposal) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
-    return this.execute(proposal.decisions, proposal.runId);
+    return this.#execute(proposal.decisions, proposal.runId);
   }
 
   /**
@@ -122,7 +123,7 @@ export class ScriptedTurnSession implements ScriptedTurn {
     const runId = this.runId;
     const decisions: Decision[] = specs.map((spec) => {
       const messageId = this.host.nextMessageId("letta-msg");
-      this.emitMessage("approval_request_message", messageId, {
+      this.#emitMessage("approval_request_message", messageId, {
         tool_call: { tool_call_id: spec.toolCallId, name: spec.name, arguments: JSON.stringify(spec.input) },
       });
       return { spec, messageId, approved: true };
@@ -139,7 +140,7 @@ export class ScriptedTurnSession implements ScriptedTurn {
     );
     if (asks) {
       for (const decision of decisions) {
-        const answer = await this.askApproval(decision);
+        const answer = await this.#askApproval(decision);
         if (answer.kind === "cancelled") return undefined;
         if (answer.kind === "deny") {
           decision.approved = false;
@@ -151,10 +152,10 @@ export class ScriptedTurnSession implements ScriptedTurn {
   }
 
   async resendToolCall(toolCallId: string): Promise<ScriptedToolResult> {
-    const made = this.madeCalls.get(toolCallId);
+    const made = this.#madeCalls.get(toolCallId);
     if (!made) throw new Error(`resendToolCall: no earlier call with tool_call_id ${toolCallId} in this turn`);
     const tool = this.tools.find((candidate) => candidate.name === made.name);
-    if (!tool) return this.notFound(made.name);
+    if (!tool) return this.#notFound(made.name);
     return this.host.callExternal(tool, toolCallId, made.input);
   }
 
@@ -164,36 +165,36 @@ export class ScriptedTurnSession implements ScriptedTurn {
   }
 
   subagent(options: ScriptedSubagentOptions = {}): ScriptedSubagent {
-    const subagentId = options.subagentId ?? `subagent-${Date.now()}-${++this.subagentCounter}`;
+    const subagentId = options.subagentId ?? `subagent-${this.host.now()}-${++this.#subagentCounter}`;
     return new ScriptedSubagentStream(this.host, { ...options, subagentId, parent: this.runtime, signal: this.signal });
   }
 
   /** Starts a model step if none is open: four loop statuses, then a fresh `run_id`. */
   ensureStep(): void {
-    if (this.stepOpen) return;
-    this.host.setLoop("SENDING_API_REQUEST", this.currentRunId ? [this.currentRunId] : []);
-    this.host.setLoop("WAITING_FOR_API_RESPONSE", this.currentRunId ? [this.currentRunId] : []);
+    if (this.#stepOpen) return;
+    this.host.setLoop("SENDING_API_REQUEST", this.#currentRunId ? [this.#currentRunId] : []);
+    this.host.setLoop("WAITING_FOR_API_RESPONSE", this.#currentRunId ? [this.#currentRunId] : []);
     this.host.setLoop("PROCESSING_API_RESPONSE", []);
-    this.currentRunId = this.host.nextRunId(this.start.clientMessageIds);
-    this.seqId = 0;
-    this.stepOpen = true;
-    this.host.setLoop("PROCESSING_API_RESPONSE", [this.currentRunId]);
+    this.#currentRunId = this.host.nextRunId(this.#start.clientMessageIds);
+    this.#seqId = 0;
+    this.#stepOpen = true;
+    this.host.setLoop("PROCESSING_API_RESPONSE", [this.#currentRunId]);
   }
 
   /** Ends the open step: usage statistics (unless `withUsage: false`), then the `stop_reason` delta. */
   endStep(stopReason: string, options: { withUsage?: boolean } = {}): void {
-    if (!this.stepOpen || !this.currentRunId) return;
+    if (!this.#stepOpen || !this.#currentRunId) return;
     if (options.withUsage !== false) {
-      this.emitDelta(usageDelta(this.host.nextMessageId("letta-msg"), this.runtime, this.currentRunId, ++this.seqId));
+      this.emitDelta(usageDelta(this.host.nextMessageId("letta-msg"), this.runtime, this.#currentRunId, ++this.#seqId));
     }
-    this.emitDelta(stopReasonDelta(stopReason, this.currentRunId, ++this.seqId));
-    this.stepOpen = false;
+    this.emitDelta(stopReasonDelta(stopReason, this.#currentRunId, ++this.#seqId));
+    this.#stepOpen = false;
   }
 
   /** A step-level `error_message` delta (for a script that threw). */
   emitErrorMessage(message: string): void {
-    if (!this.currentRunId) return;
-    this.emitMessage("error_message", this.host.nextMessageId("letta-msg"), {
+    if (!this.#currentRunId) return;
+    this.#emitMessage("error_message", this.host.nextMessageId("letta-msg"), {
       message,
       detail: message,
       error_type: "internal_error",
@@ -201,13 +202,13 @@ export class ScriptedTurnSession implements ScriptedTurn {
     });
   }
 
-  private async askApproval(decision: Decision): Promise<ApprovalAnswer> {
+  async #askApproval(decision: Decision): Promise<ApprovalAnswer> {
     this.host.setLoop("WAITING_ON_APPROVAL", [this.runId]);
     const frame = controlRequestFrame(this.runtime, decision.spec.toolCallId, decision.spec.name, decision.spec.input);
     return this.host.requestApproval(frame);
   }
 
-  private async execute(decisions: Decision[], runId: string): Promise<ScriptedToolResult[]> {
+  async #execute(decisions: Decision[], runId: string): Promise<ScriptedToolResult[]> {
     const approved = decisions.filter((decision) => decision.approved);
     this.host.setLoop("EXECUTING_CLIENT_SIDE_TOOL", [runId], approved.map((decision) => decision.spec.toolCallId));
     this.host.emitDeviceStatus();
@@ -230,13 +231,13 @@ export class ScriptedTurnSession implements ScriptedTurn {
         continue;
       }
       const { toolCallId, name, input } = decision.spec;
-      this.madeCalls.set(toolCallId, { name, input });
+      this.#madeCalls.set(toolCallId, { name, input });
       if (this.signal.aborted) {
         results.push(plainFailure(INTERRUPTED_BY_USER));
         continue;
       }
       const tool = this.tools.find((candidate) => candidate.name === name);
-      results.push(tool ? await this.host.callExternal(tool, toolCallId, input) : this.notFound(name));
+      results.push(tool ? await this.host.callExternal(tool, toolCallId, input) : this.#notFound(name));
     }
     decisions.forEach((decision, index) => {
       const status = results[index]!.isError ? "error" : "success";
@@ -252,13 +253,13 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return results;
   }
 
-  private notFound(name: string): ScriptedToolResult {
+  #notFound(name: string): ScriptedToolResult {
     const available = this.tools.map((tool) => tool.name).join(", ");
     return plainFailure(`Tool not found: ${name}. Available tools: ${available}`);
   }
 
-  private emitMessage(messageType: string, id: string, fields: Record<string, unknown>): void {
-    this.emitDelta(messageDelta(messageType, id, this.runtime, this.runId, ++this.seqId, fields));
+  #emitMessage(messageType: string, id: string, fields: Record<string, unknown>): void {
+    this.emitDelta(messageDelta(messageType, id, this.runtime, this.runId, ++this.#seqId, fields));
   }
 
   /** @internal */

@@ -32,6 +32,7 @@ export interface AiSdkToolLike {
   toModelOutput?: (options: never) => unknown;
 }
 
+/** Options of {@link fromAiSdkTools}. */
 export interface FromAiSdkToolsOptions {
   /** Annotations per tool name (the AI SDK has none; they decide the timeout text). Default: none. */
   annotations?: Readonly<Record<string, ToolAnnotations>>;

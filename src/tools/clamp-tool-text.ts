@@ -1,6 +1,6 @@
 /**
- * Text clamping in the runtime's own format (PROTOCOL §6.4,
- * `LC:src/tools/impl/truncation.ts` `truncateByChars`): the head and the tail
+ * Text clamping in the runtime's own format (docs/protocol.md#clamping; Letta
+ * Code's `truncateByChars`): the head and the tail
  * of the text, a `... [N characters omitted] ...` marker between them and a
  * `[Output truncated: showing S of N characters.]` notice after them.
  *

@@ -86,9 +86,11 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
   /**
    * Only beside a Standard Schema that has no JSON Schema converter: the JSON
    * Schema to offer the model (e.g. `toJsonSchema(schema)` from
-   * `@valibot/to-json-schema`). Default: the schema's own converter.
+   * `@valibot/to-json-schema`). Default: the schema's own converter. Typed as any object, because
+   * converters type their output as any JSON Schema: that it is an object schema
+   * (`type: "object"`) is checked when the tool is defined (`INVALID_TOOL_DEFINITION`).
    */
-  jsonSchema?: JsonSchemaObject;
+  jsonSchema?: JsonSchemaObject | object;
   /**
    * Only with a JSON Schema `inputSchema`: `false` advertises the schema
    * without validating — nothing is refused or changed, `execute` gets the
@@ -133,6 +135,7 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
    * and a returned promise never rejects.
    */
   validateInput(input: unknown): InputValidationOf<TSchema>;
+  /** Run the tool: the callback given to `defineTool` (the session calls it after validating the input). */
   execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
 }
 
@@ -176,7 +179,7 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
   if (typeof description !== "string" || description.trim() === "") {
     throw fail("description must be a non-empty string");
   }
-  let resolved;
+  let resolved: ReturnType<typeof resolveToolInput>;
   try {
     resolved = resolveToolInput(inputSchema, { jsonSchema, validate });
   } catch (error) {

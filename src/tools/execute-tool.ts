@@ -43,9 +43,13 @@ export function executeTool(
     value = tool.execute(input, context);
     thenable = typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
   } catch (error) {
-    return failed(error);
+    failed(error);
+    return;
   }
-  if (!thenable) return done(outcomeOf(tool.name, value, maxResultChars));
+  if (!thenable) {
+    done(outcomeOf(tool.name, value, maxResultChars));
+    return;
+  }
   Promise.resolve(value).then((resolved) => done(outcomeOf(tool.name, resolved, maxResultChars)), failed);
 }
 

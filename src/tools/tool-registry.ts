@@ -1,7 +1,7 @@
 /**
  * The client tools of one session, by name. Immutable: to change the tool set,
  * build a new registry and register it again (the runtime replaces a
- * connection's tool set as a whole, PROTOCOL §6.1).
+ * connection's tool set as a whole, docs/protocol.md#tool-registration).
  */
 import { ToolrelayError } from "../errors.js";
 import type { ExternalToolDefinition, ExternalToolsGroup } from "../wire/index.js";

@@ -2,10 +2,10 @@
  * What a tool callback may return, and how that value becomes the
  * `result.content` of an `external_tool_call_response`.
  *
- * The runtime (PROTOCOL §5.4) keeps only `{type:"text",text}` and
+ * The runtime (docs/protocol.md#external_tool_call_response) keeps only `{type:"text",text}` and
  * `{type:"image",data,mimeType}` parts and drops every other part without a
  * word; without an image it joins the texts with `"\n"`; then it clamps text to
- * 32,000 characters (§6.4). `normalizeToolResult` applies the same rules on
+ * 32,000 characters (docs/protocol.md#clamping). `normalizeToolResult` applies the same rules on
  * this side, so that nothing is dropped silently and the model sees exactly
  * what the SDK reports.
  */
@@ -36,6 +36,7 @@ export type ToolReturnObject = object & {
  * - `undefined` (or nothing) — sent as the text `(no output)`;
  * - any other JSON value — sent as `JSON.stringify(value, null, 2)`.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets `async execute() {}` (Promise<void>) type-check
 export type ToolReturnValue = string | number | boolean | null | undefined | void | readonly unknown[] | ToolReturnObject;
 
 /** The normalized form: the blocks to send, and whether they describe a tool error. */

@@ -6,7 +6,7 @@ import type { IdempotencyKeyCache } from "./idempotency-key-cache.js";
 export type InboundVerdict = "forward" | "control-stream-delta" | "duplicate";
 
 /**
- * The relay's delivery rules (PROTOCOL.md §3.2), in order: a `stream_delta`
+ * The relay's delivery rules (docs/protocol.md#cloud-delivery-rules), in order: a `stream_delta`
  * on the control socket is a gateway fan-out copy; a frame whose
  * `idempotency_key` was already seen is a relay duplicate. Pure apart from
  * recording the key.

@@ -4,7 +4,7 @@
  * status channels), so the same emission can arrive more than once; its key is
  * the same every time. A replay by `sync` carries a *new* key (the listener
  * mints `${type}:${event_seq}:${uuid}` per emission), so this cache only
- * collapses relay duplicates (PROTOCOL.md §3.2, §10 item 12).
+ * collapses relay duplicates (docs/protocol.md#cloud-delivery-rules, docs/protocol.md#traps).
  *
  * Least-recently-seen keys are evicted first once `capacity` is reached.
  */

@@ -10,6 +10,7 @@ import { openWebSocket, redact, secretForms, type WebSocketConstructor } from ".
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
 
+/** The local app-server socket's options (every one of them is an option of the local backend, `url` aside). */
 export interface LocalLinkOptions {
   /** App-server WebSocket URL, e.g. `ws://127.0.0.1:4500/ws`. `http(s):` is mapped to `ws(s):`; an empty path becomes `/ws`. */
   url: string;

@@ -78,8 +78,8 @@ export class RequestTracker {
         return answer;
       },
       customTimers: {
-        setTimeout: ((callback: () => void, ms: number) => this.#timers.setTimeout(callback, ms)) as typeof setTimeout,
-        clearTimeout: ((handle: Parameters<Timers["clearTimeout"]>[0]) => this.#timers.clearTimeout(handle)) as typeof clearTimeout,
+        setTimeout: ((callback: () => void, ms: number) => this.#timers.setTimeout(callback, ms)) as typeof globalThis.setTimeout,
+        clearTimeout: ((handle: Parameters<Timers["clearTimeout"]>[0]) => this.#timers.clearTimeout(handle)) as typeof globalThis.clearTimeout,
       },
     });
     return withDeadline.finally(() => this.#pending.delete(requestId)) as Promise<FrameOfType<T>>;

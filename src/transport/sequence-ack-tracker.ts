@@ -4,8 +4,8 @@
  * The cloud relay stamps a delivery `seq` on frames it forwards; the client
  * acknowledges every one with `{"type":"ack","seq":n}` on the **same socket**
  * the frame arrived on — also for a frame that is then dropped as a duplicate
- * (PROTOCOL.md §3.2). Whether `seq` is per socket and whether acks are
- * cumulative is not documented (§10 item 16), so nothing is inferred from the
+ * (docs/protocol.md#cloud-delivery-rules). Whether `seq` is per socket and whether acks are
+ * cumulative is not documented (docs/protocol.md#unknowns), so nothing is inferred from the
  * numbers: every numeric `seq` is acked, individually, in arrival order.
  *
  * A tracker lives as long as its socket; a reconnect gets new trackers.

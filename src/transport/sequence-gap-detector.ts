@@ -4,11 +4,11 @@ import type { TimerHandle, Timers } from "../internal/timers.js";
  * Detects real losses in the listener's `event_seq` numbering on a cloud link.
  *
  * `event_seq` is one counter per listener connection, across all runtimes and
- * both status channels (PROTOCOL.md §4.2). Over the relay the control and the
+ * both status channels (docs/protocol.md#event-envelope). Over the relay the control and the
  * stream socket are independent TCP streams, so the numbers of the two
  * channels interleave: stream may deliver 8 before control delivers 7. Reacting
  * to every forward jump (what Letta's own SDK does) turns ordinary interleaving
- * into a `sync` storm (§10 item 11).
+ * into a `sync` storm (docs/protocol.md#traps).
  *
  * The rule here:
  * - One watermark across **both** sockets. The first number seen after a

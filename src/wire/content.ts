@@ -25,7 +25,15 @@ export type WireImageBlock = z.infer<typeof wireImageBlockSchema>;
 
 /** One block of `external_tool_call_response.result.content`. */
 export const wireContentBlockSchema = z.discriminatedUnion("type", [wireTextBlockSchema, wireImageBlockSchema]);
-export type WireContentBlock = z.infer<typeof wireContentBlockSchema>;
+/**
+ * One block of a tool result, as the runtime keeps it: `{ type: "text", text }` or
+ * `{ type: "image", data, mimeType }` (base64 `data`). Spelled out for the public types; the
+ * schema above is still its definition (the check below fails to compile when they differ).
+ */
+export type WireContentBlock = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaAndTypeAgree: SameType<WireContentBlock, z.infer<typeof wireContentBlockSchema>> = true;
+void schemaAndTypeAgree;
 
 /** An inbound text part: `{ type: "text", text }` (other fields kept). */
 export const inboundTextPartSchema = z.looseObject({

@@ -3,7 +3,7 @@
  * (`update_loop_status`, `update_device_status`, `update_queue`,
  * `update_subagent_state`), `turn_finished`, and `control_request`
  * (`can_use_tool`). Each carries the runtime envelope `{ runtime, event_seq,
- * emitted_at, idempotency_key }` (PROTOCOL §4.2); snapshots may be coalesced,
+ * emitted_at, idempotency_key }` (docs/protocol.md#event-envelope); snapshots may be coalesced,
  * so treat them as state, not events.
  */
 import { z } from "zod";

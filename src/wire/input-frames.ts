@@ -3,7 +3,7 @@
  * `approval_response`, and the runtime's `input_accepted` answer.
  *
  * Outbound rules mirror `isInputCommand` / `isValidApprovalResponseBody` in
- * `LC:src/websocket/listener/protocol-inbound.ts` (0.32.18), plus the router's
+ * Letta Code 0.32.18's listener (docs/protocol.md#input), plus the router's
  * refusal of `type: "approval"` messages inside `create_message`.
  */
 import { z } from "zod";

@@ -1,6 +1,6 @@
 /**
- * Transport-level frames of the cloud status relay (PROTOCOL §3.2, §3.3,
- * §5.11). The local app-server answers none of them: never send `ping` or
+ * Transport-level frames of the cloud status relay (docs/protocol.md#cloud-delivery-rules,
+ * docs/protocol.md#cloud-heartbeat, docs/protocol.md#transport-frames). The local app-server answers none of them: never send `ping` or
  * `ack` there (it drops them).
  */
 import { z } from "zod";

@@ -3,9 +3,10 @@
  * `sync`, `abort_message`, `app_server_info` (C→R, strict) and their
  * responses (R→C, lenient: unknown fields are kept).
  *
- * Outbound rules mirror `LC:src/websocket/listener/runtime-start-validation.ts`,
- * `commands/runtime-start.ts` (`validateRuntimeStartShape`),
- * `external-tool-protocol.ts` and `protocol-inbound.ts` of Letta Code 0.32.18.
+ * Outbound rules mirror the listener's own validation in Letta Code 0.32.18
+ * (`validateRuntimeStartShape` and friends): docs/protocol.md#runtime_start,
+ * docs/protocol.md#runtime_external_tools_update, docs/protocol.md#sync,
+ * docs/protocol.md#abort_message.
  */
 import { z } from "zod";
 import { jsonObjectSchema } from "./json-object.js";

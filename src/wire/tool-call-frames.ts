@@ -3,12 +3,12 @@
  * `runtime_external_tools_update`), the runtime's `external_tool_call_request`
  * and our `external_tool_call_response`.
  *
- * Outbound rules mirror `LC:src/websocket/listener/external-tool-protocol.ts`:
+ * Outbound rules mirror the listener's external tool protocol (docs/protocol.md#external_tool_call_response):
  * `name` and `description` strings, `label` a string or absent, `parameters` a
  * plain object, `scope_id` a string or absent; a response has a string
  * `request_id` and either `error` (a string) or `result` with `content` an
  * array of objects and `is_error` a boolean or absent. The runtime drops any
- * other frame without a word (PROTOCOL §4.4), so we reject it before sending.
+ * other frame without a word (docs/protocol.md#silent-drops), so we reject it before sending.
  */
 import { z } from "zod";
 import { wireContentBlockSchema } from "./content.js";

@@ -9,7 +9,8 @@ import type { ClientConnection, PromptResponse } from "@agentclientprotocol/sdk"
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startAcpAgent, type AcpAgent, type AcpAgentOptions } from "../../src/acp/index.js";
 import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
-import { eventually, memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
+import { until } from "../support/wait.js";
+import { memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
 
 let workspace: string;
 let root: string;
@@ -159,12 +160,12 @@ describe("startAcpAgent", () => {
     const read = await h.editor.nextSlowRead();
     await h.connection.agent.notify("session/cancel", { sessionId });
     await expect(prompt).resolves.toEqual({ stopReason: "cancelled" });
-    await eventually(() => read.outcome === "cancelled", 5_000, "the editor's read cancelled");
+    await until(() => read.outcome === "cancelled", "the editor's read cancelled", 5_000);
     const cancel = h.editor.log.find(
       (entry) => entry.direction === "in" && "method" in entry.message && entry.message.method === "$/cancel_request",
     );
     expect(cancel?.message).toMatchObject({ params: { requestId: read.requestId } });
-    const call = await eventually(() => h.runtime.calls.find((record) => record.status === "answered"), 5_000, "the runtime's call answered");
+    const call = await until(() => h.runtime.calls.find((record) => record.status === "answered"), "the runtime's call answered", 5_000);
     expect(call.response).toMatchObject({ error: expect.stringContaining("Tool call cancelled") });
     const last = h.editor.updates.filter((n) => n.update.sessionUpdate === "tool_call_update").at(-1)!;
     expect(last.update).toMatchObject({ status: "failed" });
@@ -237,6 +238,6 @@ describe("startAcpAgent", () => {
     await h.editor.closeOutput();
     await h.agent.closed;
     expect(h.agent.sessionIds()).toEqual([]);
-    await eventually(() => h.runtime.connections === 0, 5_000, "runtime sockets closed");
+    await until(() => h.runtime.connections === 0, "runtime sockets closed", 5_000);
   });
 });

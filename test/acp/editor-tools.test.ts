@@ -14,6 +14,7 @@ import { WorkingRoots } from "../../src/acp/working-roots.js";
 import type { CallOutcome } from "../../src/calls/index.js";
 import { ToolRegistry, type ClientTool } from "../../src/tools/index.js";
 import { runTool } from "../support/run-tool.js";
+import { until } from "../support/wait.js";
 import { memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
 
 let workspace: string;
@@ -165,7 +166,7 @@ describe("read_editor_buffer", () => {
     // The editor got $/cancel_request for exactly that request.
     const cancel = await waitForCancel(editor, read.requestId);
     expect(cancel).toBeDefined();
-    await expectEventually(() => read.outcome === "cancelled");
+    await until(() => read.outcome === "cancelled", "the editor's read cancelled", 2_000);
   });
 
   it("the tool call's signal cancels the editor request at once", async () => {
@@ -181,7 +182,7 @@ describe("read_editor_buffer", () => {
     expect(outcome.kind).toBe("tool-error");
     expect(text(outcome)).toContain("turn aborted");
     await waitForCancel(editor, read.requestId);
-    await expectEventually(() => read.outcome === "cancelled");
+    await until(() => read.outcome === "cancelled", "the editor's read cancelled", 2_000);
   });
 });
 
@@ -266,23 +267,17 @@ describe("write_via_editor", () => {
 });
 
 async function waitForCancel(editor: TestEditor, requestId: unknown) {
-  return expectEventually(() =>
-    editor.log.find(
-      (entry) =>
-        entry.direction === "in" &&
-        "method" in entry.message &&
-        entry.message.method === "$/cancel_request" &&
-        (entry.message.params as { requestId?: unknown }).requestId === requestId,
-    ),
+  return until(
+    () =>
+      editor.log.find(
+        (entry) =>
+          entry.direction === "in" &&
+          "method" in entry.message &&
+          entry.message.method === "$/cancel_request" &&
+          (entry.message.params as { requestId?: unknown }).requestId === requestId,
+      ),
+    "the editor's $/cancel_request",
+    2_000,
   );
 }
 
-async function expectEventually<T>(check: () => T | undefined | false, timeoutMs = 2_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

@@ -177,7 +177,7 @@ function oracleResolve(target: string): { kind: "resolved"; real: string; linked
       continue;
     }
     const next = path.join(current, part);
-    let stats;
+    let stats: ReturnType<typeof lstatSync>;
     try {
       stats = lstatSync(next);
     } catch {

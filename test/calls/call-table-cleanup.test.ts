@@ -95,7 +95,7 @@ describe("CallTable close", () => {
     vi.useFakeTimers();
     const tools = Array.from({ length: 5 }, (_, index) => deferredTool(`x${index}`, { timeoutMs: 60_000 + index, readsSignal: true }));
     const h = createHarness();
-    tools.forEach((tool, index) => h.request(`r${index}`, `t${index}`, { tool: tool.tool }));
+    for (const [index, tool] of tools.entries()) h.request(`r${index}`, `t${index}`, { tool: tool.tool });
     h.table.epochEnded();
     expect(vi.getTimerCount()).toBe(6);
     h.link.up = false;

@@ -129,8 +129,12 @@ export function deferredTool(name = "x", options: { timeoutMs?: number; annotati
     get context() {
       return context;
     },
-    resolve: (value) => pending.splice(0).forEach((run) => run.resolve(value)),
-    reject: (error) => pending.splice(0).forEach((run) => run.reject(error)),
+    resolve: (value) => {
+      for (const run of pending.splice(0)) run.resolve(value);
+    },
+    reject: (error) => {
+      for (const run of pending.splice(0)) run.reject(error);
+    },
   };
 }
 

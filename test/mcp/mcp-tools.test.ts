@@ -10,6 +10,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { isToolrelayError, type ToolrelayError } from "../../src/errors.js";
 import { mcpTools } from "../../src/mcp/index.js";
 import type { ClientTool, OpenToolSource, ToolCallContext } from "../../src/tools/index.js";
+import { letTimePass } from "../support/wait.js";
 
 const SERVER = new URL("../fixtures/mcp/test-mcp-server.mjs", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "toolrelay-mcp-"));
@@ -112,7 +113,7 @@ describe("mcpTools over stdio", () => {
       () => "rejected",
     );
     await vi.waitFor(() => expect(events().some((line) => line.startsWith("started"))).toBe(true));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await letTimePass(100); // on purpose: the call is well under way at the server when it is aborted
     controller.abort(new Error("the turn was aborted"));
     expect(await settled).toBe("rejected");
     await vi.waitFor(() => expect(events()).toContainEqual(expect.stringContaining("cancelled slow_delete")));

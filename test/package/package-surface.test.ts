@@ -79,6 +79,27 @@ describe("package surface", () => {
     expect(peer.type).toBe("module");
   });
 
+  it("toolrelay/acp exports what an editor integration uses, and no helper of the tools", async () => {
+    const esm = (await import(built("dist/acp/index.js"))) as Record<string, unknown>;
+    expect(Object.keys(esm).sort()).toEqual(
+      ["EditorRequestError", "WorkingRoots", "createEditorTools", "editorChannelFor", "editorPermissionDecider", "presentToolCall", "runAcpPrompt", "startAcpAgent"].sort(),
+    );
+  });
+
+  it("keeps the session's internals out of the declarations (stripInternal, private constructors)", () => {
+    const declarations = readdirSync(new URL("dist/", root))
+      .filter((file) => file.endsWith(".d.ts"))
+      .map((file) => readFileSync(new URL(`dist/${file}`, root), "utf8"))
+      .join("\n");
+    const turn = /declare class Turn [\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
+    const session = /declare class Session [\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
+    expect(turn).toContain("private constructor();");
+    expect(session).toContain("private constructor();");
+    for (const internal of ["finish(", "fail(", "push(", "toolNameOf(", "static create("]) expect(turn).not.toContain(internal);
+    for (const internal of ["start(): Promise<void>", "static create("]) expect(session).not.toContain(internal);
+    expect(declarations).not.toMatch(/kind: "link"/);
+  });
+
   it("documents every error code in docs/errors.md", () => {
     const source = readFileSync(new URL("src/errors.ts", root), "utf8");
     const block = source.slice(source.indexOf("export type ToolrelayErrorCode"), source.indexOf("export interface ToolrelayErrorOptions"));

@@ -3,7 +3,7 @@ import { WebSocket } from "ws";
 import { FakeListener, registerListener } from "./support/fake-listener.js";
 import { waitForClose, waitForOpen } from "./support/frame-log.js";
 import { httpJson } from "./support/http-json.js";
-import { RelayFixture, sleep, TEST_KEY } from "./support/relay-fixture.js";
+import { letTimePass, RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
 
 const fixture = new RelayFixture();
 afterEach(() => fixture.cleanup());
@@ -226,9 +226,9 @@ describe("close codes", () => {
     await fixture.start({ environmentGraceMs: 300 });
     const listener = await fixture.listener();
     listener.closeSockets(1001);
-    await sleep(100);
+    await letTimePass(100); // on purpose: the listener is away for part of the grace period
     await listener.connect();
-    await sleep(400);
+    await letTimePass(400); // on purpose: past the grace deadline, the environment must still be there
     expect(fixture.relay.environment(listener.answer.connectionId)?.listenerConnected).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import type { FakeListener } from "./support/fake-listener.js";
 import { waitForClose, type JsonFrame } from "./support/frame-log.js";
 import type { RawStatusClient } from "./support/raw-status-client.js";
-import { RelayFixture, sleep } from "./support/relay-fixture.js";
+import { letTimePass, RelayFixture } from "./support/relay-fixture.js";
 
 const fixture = new RelayFixture();
 afterEach(() => fixture.cleanup());
@@ -167,7 +167,7 @@ describe("outstanding tool calls", () => {
     const second = await fixture.sdk(connectionId, { sessionId: "sdk-a" });
     await second.flush("control");
     await second.waitFor("external_tool_call_request", { timeoutMs: 2_000 });
-    await sleep(30);
+    await letTimePass(30); // on purpose: no second copy may follow within this window
     expect(second.logs.control.ofType("external_tool_call_request").map((frame) => frame.request_id)).toEqual(["external-tool-11"]);
     expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["external-tool-11"]);
   });
@@ -196,7 +196,7 @@ describe("outstanding tool calls", () => {
     const other = await fixture.sdk(connectionId, { agentId: "agent-9" });
     const late = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
     await late.waitFor("external_tool_call_request");
-    await sleep(30);
+    await letTimePass(30); // on purpose: the other session may get nothing within this window
     expect(other.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
   });
 
@@ -305,7 +305,7 @@ describe("outstanding tool calls", () => {
     expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual(["r-1", "r-2"]);
     const refused = await listener.logs.control.waitForType("external_tool_call_response");
     expect(refused).toMatchObject({ request_id: "r-3", error: expect.stringContaining("maxOutstandingCallsPerTenant") });
-    await sleep(150);
+    await letTimePass(150); // on purpose: past outstandingCallTtlMs, the calls age out
     const requested = fixture.nextEvent("tool-call-requested");
     listener.sendControl(toolRequest("r-4"));
     await requested;

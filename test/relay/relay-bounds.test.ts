@@ -10,7 +10,7 @@ import { registerListener } from "./support/fake-listener.js";
 import { waitForClose, waitForOpen, type JsonFrame } from "./support/frame-log.js";
 import { partialUpgrade, rawConnection, type RawConnection } from "./support/raw-tcp.js";
 import { RawStatusClient } from "./support/raw-status-client.js";
-import { RelayFixture, sleep, TEST_KEY } from "./support/relay-fixture.js";
+import { letTimePass, RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
 
 const fixture = new RelayFixture();
 const raws: RawConnection[] = [];
@@ -36,7 +36,7 @@ describe("connection bounds", () => {
     const partial = await raw("127.0.0.2", partialUpgrade(fixture.relay.port));
     await Promise.all([silent.whenClosed, partial.whenClosed]);
     expect(fixture.relay.stats().connections.timedOut).toBe(2);
-    await sleep(300); // longer than the deadline again: the upgraded sockets are not on it
+    await letTimePass(300); // on purpose: longer than the deadline again, and the upgraded sockets are not on it
     expect([sdk.control.readyState, sdk.stream.readyState]).toEqual([WebSocket.OPEN, WebSocket.OPEN]);
     expect(listener.control?.readyState).toBe(WebSocket.OPEN);
   });
@@ -48,7 +48,7 @@ describe("connection bounds", () => {
     await refused.whenClosed;
     expect(refused.received()).toMatch(/^HTTP\/1\.1 503 .*too many connections from this address/s);
     const other = await raw("127.0.0.3");
-    await sleep(50);
+    await letTimePass(50); // on purpose: the other address's connection must stay open
     expect(other.closed).toBe(false);
     expect(fixture.relay.stats().connections).toMatchObject({ refusedPerAddress: 1, open: 4 });
   });
@@ -177,8 +177,8 @@ describe("JSON pings", () => {
   });
 });
 
-/** The socket itself, after giving a pending close a moment to happen. */
+/** The socket itself, after giving a pending close a moment to happen (on purpose: it must not come). */
 async function waitForCloseOrOpen(socket: WebSocket): Promise<WebSocket> {
-  await Promise.race([waitForClose(socket, 100).catch(() => undefined), sleep(100)]);
+  await Promise.race([waitForClose(socket, 100).catch(() => undefined), letTimePass(100)]);
   return socket;
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseRelayCliArguments, RelayCliUsageError } from "../../src/relay/index.js";
+import { until } from "../support/wait.js";
 import { httpJson } from "./support/http-json.js";
 
 const BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
@@ -33,14 +34,8 @@ function runCli(args: string[]): { child: ChildProcess; stdout: string[]; stderr
   return { child, stdout, stderr, exited };
 }
 
-async function waitForOutput(lines: string[], pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = pattern.exec(lines.join(""));
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in output: ${lines.join("")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitForOutput(lines: string[], pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+  return until(() => pattern.exec(lines.join("")), () => `${pattern} in the output: ${lines.join("")}`, timeoutMs, 20);
 }
 
 /** Resolves with `promise`'s value, or rejects after `ms`; the timer is cleared either way. */

@@ -9,6 +9,7 @@ import { CloudLink } from "../../src/transport/cloud-link.js";
 import type { InboundFrame } from "../../src/wire/index.js";
 import type { JsonFrame } from "./support/frame-log.js";
 import { RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
+import { until } from "../support/wait.js";
 
 const fixture = new RelayFixture();
 const links: CloudLink[] = [];
@@ -35,11 +36,6 @@ function cloudLink(connectionId: string, runtime: { agentId?: string; conversati
   return { link, frames };
 }
 
-async function until<T>(find: () => T | undefined, what: string): Promise<T> {
-  let found: T | undefined;
-  await fixture.waitFor(() => (found = find()) !== undefined, what);
-  return found!;
-}
 
 describe("a session bound by its runtime_start (SDK cloud link)", () => {
   it.each([

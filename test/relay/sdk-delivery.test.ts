@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { waitForClose } from "./support/frame-log.js";
-import { RelayFixture, sleep } from "./support/relay-fixture.js";
+import { letTimePass, RelayFixture } from "./support/relay-fixture.js";
 
 const fixture = new RelayFixture();
 afterEach(() => fixture.cleanup());
@@ -36,9 +36,9 @@ describe("seq and acks", () => {
     await first.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 4 });
     first.ack("stream", 2); // cumulative: 1 and 2 are done
     await first.flush("stream");
-    first.terminate();
+    await fixture.terminate(first);
     listener.sendStream(delta(5)); // arrives while the session has no socket
-    await sleep(50);
+    await letTimePass(50); // on purpose: delta 5 reaches the relay before the session is back (nothing shows it)
     const second = await fixture.sdk(connectionId, { sessionId: "s-1" });
     await second.waitFor("stream_delta", { channel: "stream", where: (frame) => frame.event_seq === 5 });
     expect(second.logs.stream.ofType("stream_delta").map((frame) => [frame.seq, frame.event_seq])).toEqual([
@@ -58,13 +58,12 @@ describe("seq and acks", () => {
     const first = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1", autoAck: false });
     listener.sendStream(delta(1));
     await first.waitFor("stream_delta", { channel: "stream" });
-    first.terminate();
-    await sleep(20);
+    await fixture.terminate(first);
     const stranger = await fixture.sdk(connectionId, { agentId: "agent-2", conversationId: "conv-1" });
     const again = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
     await again.waitFor("stream_delta", { channel: "stream" });
     expect(again.seqs.stream).toEqual([1]);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing may reach the stranger within this window
     expect(stranger.logs.stream.frames).toHaveLength(0);
   });
 
@@ -76,13 +75,12 @@ describe("seq and acks", () => {
     listener.sendStream(delta(1));
     await first.waitFor("stream_delta", { channel: "stream" });
     await first.flush("stream");
-    first.terminate();
-    await sleep(20);
+    await fixture.terminate(first);
     const resumed = await fixture.sdk(connectionId, { sessionId: "s-1" });
-    await sleep(50);
+    await letTimePass(50); // on purpose: no redelivery may come within this window
     expect(resumed.logs.stream.frames).toHaveLength(0);
-    resumed.terminate();
-    await sleep(200); // past the resume window: the session is gone
+    await fixture.terminate(resumed);
+    await letTimePass(200); // on purpose: past the resume window, the session is gone
     const fresh = await fixture.sdk(connectionId, { sessionId: "s-1", agentId: "agent-1", conversationId: "conv-1" });
     listener.sendStream(delta(2));
     await fresh.waitFor("stream_delta", { channel: "stream" });
@@ -152,7 +150,7 @@ describe("seq and acks", () => {
     sdk.send({ type: "sync", runtime, request_id: "right-socket" });
     const forwarded = await listener.logs.control.waitForType("sync");
     expect(forwarded.request_id).toBe("right-socket");
-    await sleep(30);
+    await letTimePass(30); // on purpose: the other sync may not follow within this window
     expect(listener.logs.control.ofType("sync")).toHaveLength(1);
   });
 });
@@ -168,7 +166,7 @@ describe("routing", () => {
     listener.sendStream(delta(2, runtime));
     await one.waitFor("stream_delta", { channel: "stream" });
     await two.waitFor("stream_delta", { channel: "stream" });
-    await sleep(30);
+    await letTimePass(30); // on purpose: no crossed frame may follow within this window
     expect(one.logs.stream.frames.map((frame) => frame.event_seq)).toEqual([2]);
     expect(two.logs.stream.frames.map((frame) => frame.event_seq)).toEqual([1]);
   });

@@ -26,7 +26,7 @@ import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startFaultProxy, startScriptedRuntime, type FaultProxy, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 import { describeSchedule, generateSchedule, playFaults, type ChaosSchedule } from "./support/chaos-schedule.js";
 import { Prng, seedFromEnvironment } from "./support/prng.js";
-import { TIME_SCALE, scaled, sleep, sleepUnlessAborted, until, within } from "./support/wait.js";
+import { TIME_SCALE, letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const SCHEDULES = Number(process.env.CHAOS_SCHEDULES ?? 50);
 const SEED = seedFromEnvironment("CHAOS_SEED");
@@ -54,7 +54,7 @@ async function chaosTurn(turn: ScriptedTurn, schedule: ChaosSchedule, runtime: S
   const duplicates = schedule.calls
     .filter((call) => call.resendAfterMs !== undefined)
     .map(async (call) => {
-      await sleep(call.resendAfterMs!);
+      await letTimePass(call.resendAfterMs!); // the schedule's delay, on purpose
       // Only once the first request went out (resendToolCall needs it), and not into a cancelled turn.
       const sent = await until(() => turn.signal.aborted || runtime.calls.some((record) => record.toolCallId === call.toolCallId), "first request", 1_000)
         .then(() => !turn.signal.aborted)
@@ -133,7 +133,9 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
       reconnectGraceMs: 400,
       requestTimeoutMs: scaled(1_000),
     });
-    session.on("error", (error) => void (sessionErrors[error.code] = (sessionErrors[error.code] ?? 0) + 1));
+    session.on("error", (error) => {
+      sessionErrors[error.code] = (sessionErrors[error.code] ?? 0) + 1;
+    });
     session.on("connection-state-change", ({ state, previous }) => {
       if (state === "reconnecting" && previous === "open") reconnects++;
     });
@@ -150,7 +152,9 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
   it(`${SCHEDULES} seeded schedules: no duplicate execution, every request answered once the link is back, ≤ ${SCHEDULE_BUDGET_MS} ms each`, async () => {
     const master = new Prng(SEED);
     const absorbed: Record<string, number> = {};
-    session.on("tool-call-duplicate", ({ disposition }) => void (absorbed[disposition] = (absorbed[disposition] ?? 0) + 1));
+    session.on("tool-call-duplicate", ({ disposition }) => {
+      absorbed[disposition] = (absorbed[disposition] ?? 0) + 1;
+    });
     const faultCounts: Record<string, number> = {};
     const durations: number[] = [];
     let schedulesWithReconnect = 0;

@@ -13,7 +13,7 @@ import { createSession, defineTool, type Session, type SessionOptions } from "..
 import { startFaultProxy, startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
 import { exponentialBackoff } from "../../src/transport/backoff.js";
 import { LocalLink } from "../../src/transport/local-link.js";
-import { scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
+import { letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -72,8 +72,8 @@ describe("half-open link", () => {
       const losses = lossTimes(session);
       const turn = session.send("go");
       await until(() => executions.size === 1, "tool running");
-      // Let a few heartbeats go by on the healthy link: no false alarm.
-      await new Promise((resolve) => setTimeout(resolve, 2 * pingIntervalMs + 50));
+      // On purpose: a few heartbeats go by on the healthy link, with no false alarm.
+      await letTimePass(2 * pingIntervalMs + 50);
       expect(losses).toEqual([]);
       const blackholedAt = Date.now();
       proxy.blackhole(true);
@@ -162,7 +162,11 @@ describe("oversize frame", () => {
     const losses = lossTimes(session);
     let quickRelease!: () => void;
     const quickGate = new Promise<void>((resolve) => (quickRelease = resolve));
-    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => (await quickGate, "quick done") });
+    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => {
+        await quickGate;
+        return "quick done";
+      },
+    });
     const bystander = await openSession(runtime.url, { tools: [quick] });
     const bystanderLosses = lossTimes(bystander);
 
@@ -240,7 +244,7 @@ describe("runtime killed and restarted on the same port mid-call", () => {
     expect(retries[0]! - droppedAt).toBeLessThanOrEqual(scaled(100));
     // Later retries: exponential ceilings (100, 200, 400, ... ms, capped at 5 s) with full jitter.
     const gaps = retries.slice(1).map((at, index) => at - retries[index]!);
-    gaps.forEach((gap, index) => expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40)));
+    for (const [index, gap] of gaps.entries()) expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40));
     const ratios = gaps.slice(0, 3).map((gap, index) => gap / Math.min(5_000, 50 * 2 ** (index + 1)));
     console.log(`restart figures ${JSON.stringify({ firstRetryAfterDropMs: retries[0]! - droppedAt, retryGapsMs: gaps, attemptsWhileDown: retries.length })}`);
     expect(ratios.some((ratio) => ratio < 0.9)).toBe(true);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
 import { connectClient, startTcpTarget, textOf, type TcpTarget } from "./support/tcp-peers.js";
-import { scaled, sleep, until } from "./support/wait.js";
+import { letTimePass, scaled, until } from "./support/wait.js";
 
 let target: TcpTarget | undefined;
 let proxy: FaultProxy | undefined;
@@ -100,7 +100,7 @@ describe("startFaultProxy", () => {
     proxy.blackhole(true);
     client.socket.write("lost");
     target.connections[0]!.socket.write("lost too");
-    await sleep(150);
+    await letTimePass(150); // on purpose: neither side may receive anything within this window
     expect(textOf(target.connections[0]!)).toBe("before");
     expect(textOf(client)).toBe("before");
     expect(proxy.stats.bytesDropped).toBe("lost".length + "lost too".length);
@@ -108,7 +108,7 @@ describe("startFaultProxy", () => {
     // The client goes away: the target is not told (that is what half-open means).
     client.socket.destroy();
     await until(() => proxy.stats.halfOpenConnections === 0, "the client gave up");
-    await sleep(100);
+    await letTimePass(100); // on purpose: the target must not hear of it within this window
     expect(target.connections[0]!.closed).toBe(false);
     expect(target.connections[0]!.ended).toBe(false);
     expect(proxy.stats.activeConnections).toBe(1);
@@ -120,7 +120,7 @@ describe("startFaultProxy", () => {
     proxy.blackhole(true);
     const during = await connectClient(proxy.port, sockets);
     during.socket.write("ping");
-    await sleep(100);
+    await letTimePass(100); // on purpose: the half-open connection stays open and silent
     expect(during.closed).toBe(false);
     expect(target.connections).toHaveLength(1);
     proxy.blackhole(false);
@@ -129,7 +129,7 @@ describe("startFaultProxy", () => {
     await until(() => textOf(after) === "ok", "echo after the blackhole");
     old.socket.write("still lost");
     during.socket.write("still lost");
-    await sleep(100);
+    await letTimePass(100); // on purpose: nothing may come back within this window
     expect(textOf(old)).toBe("");
     expect(textOf(during)).toBe("");
   });
@@ -174,7 +174,7 @@ describe("startFaultProxy", () => {
     proxy.pauseReading(true);
     client.socket.write("held ");
     client.socket.write("back");
-    await sleep(100);
+    await letTimePass(100); // on purpose: no byte may reach the target while reading is paused
     expect(textOf(server)).toBe("");
     // The other direction still flows.
     server.socket.write("down");
@@ -182,8 +182,8 @@ describe("startFaultProxy", () => {
     // A connection accepted while paused is paused too.
     const late = await connectClient(proxy.port, sockets);
     late.socket.write("late");
-    await sleep(50);
     const lateServer = await until(() => target.connections[1], "second target connection");
+    await letTimePass(50); // on purpose: no byte may reach the target while reading is paused
     expect(textOf(lateServer)).toBe("");
     proxy.pauseReading(false);
     await until(() => textOf(server) === "held back" && textOf(lateServer) === "late", "bytes after resume");

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { TIME_SCALE, scaled, until, within } from "./support/wait.js";
+import { TIME_SCALE, letTimePass, scaled, until, within } from "./support/wait.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -48,7 +48,9 @@ function runFixture(url: string, ...extra: string[]) {
     output.stdout += chunk.toString();
     if (output.lineAt === undefined && /^(closed|skipped)/m.test(output.stdout)) output.lineAt = Date.now();
   });
-  child.stderr!.on("data", (chunk: Buffer) => void (output.stderr += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once("exit", (code) => resolve({ code, at: Date.now() })));
   return { child, output, exited };
 }
@@ -91,7 +93,7 @@ describe("process exit after close()", () => {
     await until(() => output.lineAt, "skipped line", 15_000);
     let exitedEarly = false;
     void exited.then(() => (exitedEarly = true));
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await letTimePass(1_500); // on purpose: the process must not exit by itself within this window
     expect(exitedEarly, output.stderr).toBe(false);
     child.kill("SIGTERM");
     await within(exited, "child killed", 5_000);

@@ -8,7 +8,7 @@ import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
 import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { sleep } from "./support/wait.js";
+import { letTimePass } from "./support/wait.js";
 
 const TURNS = Number(process.env.SIGNAL_TURNS ?? 500);
 
@@ -25,9 +25,9 @@ afterEach(() => {
   process.off("warning", onWarning);
 });
 
-/** Warnings are emitted on the next tick: wait a little, then read them. */
+/** Warnings are emitted on the next tick: let a little time pass on purpose (none may come), then read them. */
 async function maxListenerWarnings(): Promise<Error[]> {
-  await sleep(20);
+  await letTimePass(20);
   return warnings.filter((warning) => warning.name === "MaxListenersExceededWarning");
 }
 

@@ -13,7 +13,7 @@ import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
 import { RequestTracker } from "../../src/transport/request-tracker.js";
 import type { RuntimeLink } from "../../src/transport/runtime-link.js";
-import { sleep, until, within } from "./support/wait.js";
+import { letTimePass, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -52,8 +52,8 @@ describe("SDK regressions", () => {
       turns++;
       if (turn.userText === "first") {
         await turn.callTool("wait", {});
-        // The runtime takes a moment to wind the cancelled turn down (the real one cancels a backend run).
-        await sleep(150);
+        // On purpose: the runtime takes a moment to wind the cancelled turn down (the real one cancels a backend run).
+        await letTimePass(150);
         return;
       }
       await turn.say("second answer");
@@ -105,6 +105,7 @@ describe("SDK regressions", () => {
       loop_status: { status, active_run_ids: active, client_message_ids_by_run_id: byRun, executing_tool_call_ids: [] },
     });
     let starts = 0;
+    let inputs = 0;
     let firstSocket: WebSocket | undefined;
     server.on("connection", (socket) => {
       let seq = 0;
@@ -120,6 +121,7 @@ describe("SDK regressions", () => {
           return;
         }
         if (frame.type !== "input") return;
+        inputs++;
         const messageId = frame.payload!.messages![0]!.client_message_id;
         if (starts === 1) {
           socket.send(JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "started" }));
@@ -143,12 +145,12 @@ describe("SDK regressions", () => {
     session.on("error", () => undefined);
     cleanups.push(() => session.close());
     const first = session.send("first");
-    await until(() => starts === 1 && firstSocket !== undefined, "first turn running");
-    await sleep(20);
+    await until(() => starts === 1 && firstSocket !== undefined && inputs === 1, "first turn running");
     firstSocket!.terminate();
     await expect(within(first.result, "first turn fails", 2_000)).rejects.toMatchObject({ code: "CONNECTION_CLOSED" });
     await until(() => starts === 2 && session.state === "open", "re-registered");
-    await sleep(20); // the old turn's loop status has arrived while no turn is active
+    // On purpose: the old turn's loop status arrives while no turn is active (nothing to observe it by).
+    await letTimePass(20);
     const second = await within(session.send("second").result, "second turn", 3_000);
     expect(second).toMatchObject({ stopReason: "end_turn", text: "second answer" });
   });
@@ -244,7 +246,8 @@ describe("SDK regressions", () => {
     });
     tracking = false;
     await expect(request).rejects.toMatchObject({ code: "REQUEST_TIMEOUT" });
-    await sleep(10);
+    // On purpose: promise chains that would still settle get a few loop turns to do so.
+    await letTimePass(10);
     hook.disable();
     expect([...created.values()].filter((state) => state === "pending")).toEqual([]);
   });

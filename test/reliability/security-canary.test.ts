@@ -17,6 +17,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
+import { createSessionOnLink } from "../../src/session/create-session.js";
 import { startScriptedRuntime } from "../../src/testing/index.js";
 import { CloudLink } from "../../src/transport/cloud-link.js";
 import { LocalLink } from "../../src/transport/local-link.js";
@@ -24,6 +25,7 @@ import { CANARY, LeakRecorder } from "./support-security/canary.js";
 import { EchoingServer } from "./support-security/echoing-server.js";
 import { rawUpgrade, upgradeHeaders } from "./support-security/raw-upgrade.js";
 import { postJson, SingleSocketListener } from "./support-security/relay-listener.js";
+import { until } from "./support/wait.js";
 
 const RELAY_BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -31,15 +33,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Poll `condition` every 10 ms; reject after `ms`. */
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Authorization headers may carry the canary; every other header and the URL may not. */
 function recordUpgrades(recorder: LeakRecorder, upgrades: EchoingServer["upgrades"]): void {
@@ -89,7 +82,7 @@ describe("canary token: local", () => {
     const recorder = new LeakRecorder();
     const link = new LocalLink({ url: `ws://127.0.0.1:${server.port}/ws`, token: CANARY, pingIntervalMs: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
     link.on("error", (error) => recorder.error("link error", error));
-    const session = await createSession({ backend: { kind: "link", link }, agent: { id: "agent-1" } });
+    const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { id: "agent-1" } });
     cleanups.push(() => session.close());
     recordSession(recorder, session);
     recorder.text("link url", link.url);

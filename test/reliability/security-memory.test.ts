@@ -12,6 +12,7 @@ import { FakeListener } from "../relay/support/fake-listener.js";
 import { waitForClose } from "../relay/support/frame-log.js";
 import { RawStatusClient } from "../relay/support/raw-status-client.js";
 import { startRelayProcess, type RelayProcess } from "../relay/support/relay-process.js";
+import { letTimePass, until } from "./support/wait.js";
 
 const KEY_HOARDER = "hoarder-tenant-key-0123456789";
 const KEY_VICTIM = "victim-tenant-key-0123456789";
@@ -68,7 +69,13 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
         cuts.push(code);
         largestBeforeCut = Math.max(largestBeforeCut, readerBytes);
         readerBytes = 0;
-        if (reconnects++ < 20) void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then((next) => (watch(next), (reader = next)), () => {});
+        if (reconnects++ < 20) void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then(
+            (next) => {
+              watch(next);
+              reader = next;
+            },
+            () => {},
+          );
       });
     };
     watch(reader);
@@ -81,7 +88,7 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
     for (let index = 1; index <= FRAMES; index++) {
       hoarder.sendStream({ type: "stream_delta", runtime, event_seq: index, delta: { message_type: "assistant_message", content: pad } });
       if (index % 8 === 0) victimListener.sendStream({ type: "stream_delta", runtime: victimRuntime, event_seq: index, delta: { message_type: "assistant_message", content: "v" } });
-      while ((hoarder.control?.bufferedAmount ?? 0) > MIB) await new Promise((resolve) => setTimeout(resolve, 2));
+      if ((hoarder.control?.bufferedAmount ?? 0) > MIB) await until(() => (hoarder.control?.bufferedAmount ?? 0) <= MIB, "the hoarder's socket to drain", 30_000);
       if (index % 8 === 0) {
         const stats = await relay.stats(KEY_HOARDER);
         peakRss = Math.max(peakRss, stats.memory.rss);
@@ -93,7 +100,7 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
     peakRss = Math.max(peakRss, after.memory.rss);
     // What is retained once the relay has handled everything pushed: the least of a few collected samples.
     for (let sample = 0; sample < 5; sample++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await letTimePass(200); // on purpose: samples some time apart
       const collected = await relay.stats(KEY_HOARDER, { gc: true });
       if (sample === 0 || retainedOf(collected.memory) < retainedOf(after.memory)) after = collected;
     }

@@ -10,7 +10,7 @@ import { startRelay, type Relay } from "../../src/relay/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import type { JsonFrame } from "../relay/support/frame-log.js";
 import { RawStatusClient, type RawStatusClientOptions } from "../relay/support/raw-status-client.js";
-import { sleep } from "../relay/support/relay-fixture.js";
+import { letTimePass } from "../support/wait.js";
 import { AttemptTable, describeUpgrade, tryUpgrade } from "./support-security/attempt-table.js";
 
 const KEY_1 = "team-key-one-0123456789";
@@ -96,7 +96,7 @@ describe("one tenant", () => {
       listener.sendStream({ type: "stream_delta", runtime: runtime1, event_seq: 10, delta: { message_type: "assistant_message", content: "private to runtime 1" } });
       listener.sendControl({ type: "turn_finished", runtime: runtime1, event_seq: 11, turn_id: "t", stop_reason: "end_turn" });
       await owner.waitFor("turn_finished");
-      await sleep(100);
+      await letTimePass(100); // on purpose: none of it may reach another session within this window
       const leaked = [otherRuntime, unbound, anonymous].some((peer) => [...peer.logs.control.frames, ...peer.logs.stream.frames].some((frame) => frame.event_seq === 10 || frame.event_seq === 11));
       return { refused: !leaked, evidence: "only runtime 1's sessions got them" };
     });

@@ -12,7 +12,7 @@ import { FakeListener, registerListener } from "../relay/support/fake-listener.j
 import type { JsonFrame } from "../relay/support/frame-log.js";
 import { httpJson } from "../relay/support/http-json.js";
 import { RawStatusClient } from "../relay/support/raw-status-client.js";
-import { sleep } from "../relay/support/relay-fixture.js";
+import { letTimePass } from "../support/wait.js";
 import { AttemptTable, describeUpgrade, tryUpgrade } from "./support-security/attempt-table.js";
 
 const KEY_A = "tenant-a-key-0123456789";
@@ -107,7 +107,7 @@ describe("two tenants", () => {
     await table.attempt("read", "B's listener emits a frame of A's runtime", async () => {
       listenerB.sendStream({ type: "stream_delta", runtime: runtimeA, event_seq: 1, delta: { message_type: "assistant_message", content: "from B" } });
       listenerB.sendControl({ type: "external_tool_call_request", request_id: "external-tool-b-as-a", runtime: runtimeA, tool_call_id: "x", tool_name: "secret_tool", input: {} });
-      await sleep(250);
+      await letTimePass(250); // on purpose: nothing of it may arrive within this window
       const leaked = framesOfA().slice(aSeenBefore).some((frame) => JSON.stringify(frame).includes("from B") || frame.request_id === "external-tool-b-as-a");
       return { refused: !leaked, evidence: "A's session received none of it (B's environment has no session of that runtime)" };
     });
@@ -123,7 +123,7 @@ describe("two tenants", () => {
     });
     await table.attempt("write", "POST /_relay/drop-sdk-sockets for every environment", async () => {
       const { json } = await httpJson(`${relay.httpUrl}/_relay/drop-sdk-sockets`, { headers: asB, body: {} });
-      await sleep(50);
+      await letTimePass(50); // on purpose: A's sockets would close within this window
       const aOpen = sdkA.control.readyState === WebSocket.OPEN && sdkA.stream.readyState === WebSocket.OPEN;
       return { refused: aOpen, evidence: `dropped ${(json as { dropped: number }).dropped} socket(s), all B's; A's stay open` };
     });

@@ -13,13 +13,13 @@ import { createSession, defineTool, type Session } from "../../src/index.js";
 import { startRelay, type Relay } from "../../src/relay/index.js";
 import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
-import { sleep } from "./support/wait.js";
+import { letTimePass } from "./support/wait.js";
 
 const KEY = "stranded-answers-key-0123456789";
 const CALLS = 100;
 const RUNTIME = { agent_id: "agent-stranded", conversation_id: "conv-stranded" };
 
-const cleanups: Array<() => Promise<unknown> | void> = [];
+const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -29,7 +29,9 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
     const relay: Relay = await startRelay({ apiKeys: [KEY], heartbeatIntervalMs: 0 });
     cleanups.push(() => relay.close());
     const listener = await FakeListener.start(relay.httpUrl, KEY, { mode: "split" });
-    cleanups.push(() => listener.terminate());
+    cleanups.push(async () => {
+      listener.terminate();
+    });
     // The listener answers the session's runtime_start (and every re-registration) for its runtime.
     const answered = new Map<string, number>();
     listener.control!.on("message", (data) => {
@@ -47,7 +49,7 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
       inputSchema: z.object({ n: z.number() }),
       execute: async ({ n }, { toolCallId }) => {
         executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
-        await sleep(100 + (n % 10) * 20);
+        await letTimePass(100 + (n % 10) * 20); // the tool's work takes time, on purpose
         return `done ${n}`;
       },
     });

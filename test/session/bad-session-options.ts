@@ -12,9 +12,17 @@ export function badSessionOptions(url: string): BadOptionCase[] {
   return [
     ["no options at all", undefined, /options: createSession needs an options object/],
     ["no backend", { agent: base.agent }, /options\.backend: is required/],
-    ["an unknown backend kind", { ...base, backend: { kind: "remote" } }, /options\.backend\.kind: must be "local", "cloud" or "link"/],
+    ["an unknown backend kind", { ...base, backend: { kind: "remote" } }, /options\.backend\.kind: must be "local" or "cloud"/],
+    [
+      "the link backend (test-only: createSessionOnLink)",
+      { ...base, backend: { kind: "link", link: { connect() {}, send() {}, close() {}, on() {} } } },
+      /options\.backend\.kind: must be "local" or "cloud"/,
+    ],
     ["an unknown backend option", { ...base, backend: { ...local, pingInterval: 5 } }, /options\.backend\.pingInterval: is not an option/],
     ["no agent", { backend: local }, /options\.agent: is required/],
+    ["a logger without pino's methods", { ...base, logger: { log() {} } }, /options\.logger: must have debug, info, warn and error functions/],
+    ["a tracer that is not one", { ...base, tracer: {} }, /options\.tracer: must be an OpenTelemetry tracer \(with startSpan\) or false/],
+    ["logPayloads as a string", { ...base, logPayloads: "yes" }, /options\.logPayloads: must be a boolean/],
     ["both agent id and create", { ...base, agent: { id: "a", create: { model: "m" } } }, /options\.agent: takes either id or create/],
     ["an empty agent id", { ...base, agent: { id: " " } }, /options\.agent\.id: must not be empty/],
     ["create without a model", { ...base, agent: { create: {} } }, /options\.agent\.create\.model: is required/],

@@ -1,6 +1,8 @@
 import { afterEach } from "vitest";
 import { WebSocketServer } from "ws";
-import { createSession, type Session, type SessionOptions } from "../../src/index.js";
+import type { Session } from "../../src/index.js";
+import { createSessionOnLink } from "../../src/session/create-session.js";
+import type { LinkSessionOptions } from "../../src/session/session-options.js";
 import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
 
 const runtimes: Array<{ close(): Promise<void> }> = [];
@@ -13,9 +15,9 @@ export async function scriptedRuntime(options: StartScriptedRuntimeOptions): Pro
   return runtime;
 }
 
-/** A session on `runtime`, closed after the test. */
-export async function sessionOn(runtime: ScriptedRuntime, options: Partial<SessionOptions> = {}): Promise<Session> {
-  const session = await createSession({
+/** A session on `runtime` (or on `options.backend`, an injected link too), closed after the test. */
+export async function sessionOn(runtime: ScriptedRuntime, options: Partial<LinkSessionOptions> = {}): Promise<Session> {
+  const session = await createSessionOnLink({
     backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 },
     agent: { create: { model: "scripted/test" } },
     ...options,
@@ -29,19 +31,6 @@ afterEach(async () => {
   for (const runtime of runtimes.splice(0)) await runtime.close();
 });
 
-/** Poll until `check` returns a truthy value, with a deadline. */
-export function waitFor<T>(check: () => T | undefined | false | null, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      const value = check();
-      if (value) return resolve(value);
-      if (Date.now() > deadline) return reject(new Error("waitFor: deadline passed"));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
 
 /** A promise with its resolver, for tools that wait on the test. */
 export function deferred<T = void>() {

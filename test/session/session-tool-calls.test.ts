@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineTool, type ToolCallEndEvent, type TurnEvent } from "../../src/index.js";
 import { LocalLink } from "../../src/transport/local-link.js";
-import { deferred, scriptedRuntime, sessionOn, waitFor } from "./session-support.js";
+import { until } from "../support/wait.js";
+import { deferred, scriptedRuntime, sessionOn } from "./session-support.js";
 
 const weather = defineTool({
   name: "get_weather",
@@ -177,7 +178,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     await session.close();
     expect(session.pendingToolCalls).toBe(0);
     await expect(turn.result).rejects.toMatchObject({ code: "ABORTED" });
-    await waitFor(() => runtime.calls[0]!.status !== "pending");
+    await until(() => runtime.calls[0]!.status !== "pending", "the call settled at the runtime");
     expect(runtime.calls[0]!.response).toMatchObject({ error: expect.stringContaining("cancelled") });
   });
 
@@ -221,8 +222,14 @@ describe("session: client tool calls over the scripted runtime", () => {
         request_id: `wipe-${reassert}`,
         updates: [{ runtimes: [{ agent_id: session.agentId, conversation_id: session.conversationId }], external_tools: [] }],
       });
-      await waitFor(() => runtime.frames.some((record) => record.type === "runtime_external_tools_update" && (record.frame as { request_id: string }).request_id === `wipe-${reassert}`));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The runtime answers once it has replaced the set.
+      await until(
+        () =>
+          runtime.sentFrames.some(
+            (record) => record.type === "runtime_external_tools_update_response" && (record.frame as { request_id: string }).request_id === `wipe-${reassert}`,
+          ),
+        "the wipe applied",
+      );
       await session.send("go").result;
       const last = runtime.calls.at(-1);
       if (reassert) expect(last?.result?.toolReturn).toBe("sunny in Rome");

@@ -34,7 +34,7 @@ async function replayTurn(name: string): Promise<TurnResult> {
     probe: () => undefined,
     stallProbeMs: 0,
   });
-  const turn = new Turn(async () => undefined);
+  const turn = Turn.create(async () => undefined);
   tracker.begin(turn, input.payload.messages[0]!.client_message_id);
   for (const entry of entries.slice(inputIndex + 1)) {
     if (entry.direction !== "inbound") continue;
@@ -107,7 +107,7 @@ describe("turn events from the real peer's frames", () => {
     };
     feed(entries.slice(0, firstFinished + 1)); // the first turn's frames: the tracker learns its runs
     // The caller sends the next message now; the runtime is busy with its own notification turn.
-    const next = new Turn(async () => undefined);
+    const next = Turn.create(async () => undefined);
     tracker.begin(next, "cm-next-message");
     const notification = entries.slice(firstFinished + 1);
     expect(notification.some((entry) => entry.frame.type === "turn_finished")).toBe(true);
@@ -122,7 +122,7 @@ describe("turn events from the real peer's frames", () => {
   });
 
   it("a repeated final tool_return_message of one call is dropped; a reused tool_call_id in a new call gets its own result", async () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     const call = (id: string) => ({ type: "tool-call" as const, toolCallId: id, toolName: "Bash", input: {}, owner: "runtime" as const });
     const result = (id: string, text: string) => ({ type: "tool-result" as const, toolCallId: id, toolName: "Bash", isError: false, text, owner: "runtime" as const });
     turn.push(call("call_0"));

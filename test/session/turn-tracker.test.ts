@@ -45,7 +45,7 @@ describe("TurnTracker", () => {
   });
 
   it("ignores a late turn_finished of an earlier message's run and ends on its own run's", async () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-2");
     tracker.onLoopStatus(loop("PROCESSING_API_RESPONSE", ["run-2"], { "run-1": ["cm-1"], "run-2": ["cm-2"] }));
     tracker.onTurnFinished(finished("run-1"));
@@ -55,7 +55,7 @@ describe("TurnTracker", () => {
   });
 
   it("ends a turn whose turn_finished was lost, from an idle loop status naming its message, after the settle delay", async () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-1");
     tracker.onDelta(say("hello"));
     tracker.onDelta({ type: "stream_delta", runtime, delta: { message_type: "stop_reason", stop_reason: "end_turn" } } as StreamDeltaFrame);
@@ -68,7 +68,7 @@ describe("TurnTracker", () => {
   });
 
   it("does not end on an idle status that predates its message (a stale snapshot)", () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-9");
     tracker.onLoopStatus(loop("WAITING_ON_INPUT", [], { "run-1": ["cm-1"] }));
     vi.advanceTimersByTime(TURN_SETTLE_MS * 2);
@@ -77,7 +77,7 @@ describe("TurnTracker", () => {
   });
 
   it("probes a silent turn with a sync (never with its input again), but not while a client tool of it runs", () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-1");
     vi.advanceTimersByTime(4_999);
     expect(probes).toBe(0);
@@ -96,7 +96,7 @@ describe("TurnTracker", () => {
   });
 
   it("tells when a turn is active: true at begin, false once it ended", async () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-1");
     expect(activity).toEqual([true]);
     tracker.onTurnFinished(finished("run-1"));
@@ -105,7 +105,7 @@ describe("TurnTracker", () => {
   });
 
   it("clears its timers when the turn ends", async () => {
-    const turn = new Turn(async () => undefined);
+    const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-1");
     tracker.onLoopStatus(loop("WAITING_ON_INPUT", [], { "run-1": ["cm-1"] }));
     expect(vi.getTimerCount()).toBe(2);

@@ -1,9 +1,10 @@
 /**
  * A raw `ws` client for the scripted-runtime tests: records every frame it
- * receives, sends plain objects, and waits (always with a deadline) for a
+ * receives, sends plain objects, and waits (`until`, always with a deadline) for a
  * frame matching a predicate.
  */
 import { WebSocket } from "ws";
+import { until } from "../support/wait.js";
 
 export type Frame = Record<string, any>;
 
@@ -27,16 +28,13 @@ export async function connectClient(url: string, headers: Record<string, string>
   const socket = new WebSocket(url, { headers });
   open.add(socket);
   const frames: Frame[] = [];
-  const listeners = new Set<() => void>();
   let closeCode: number | undefined;
   socket.on("message", (data) => {
     frames.push(JSON.parse(String(data)) as Frame);
-    for (const listener of [...listeners]) listener();
   });
   socket.on("close", (code) => {
     closeCode = code;
     open.delete(socket);
-    for (const listener of [...listeners]) listener();
   });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
@@ -45,35 +43,14 @@ export async function connectClient(url: string, headers: Record<string, string>
       reject(error);
     });
   });
-  const until = <T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const attempt = (): boolean => {
-        const value = check();
-        if (value === undefined) return false;
-        cleanup();
-        resolve(value);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-      }, timeoutMs);
-      const listener = (): void => void attempt();
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        listeners.delete(listener);
-      };
-      listeners.add(listener);
-      attempt();
-    });
   return {
     socket,
     frames,
     send: (frame) => socket.send(JSON.stringify(frame)),
     sendText: (text) => socket.send(text),
     waitFor: (predicate, options = {}) =>
-      until(() => frames.slice(options.from ?? 0).find(predicate), options.timeoutMs ?? 5000, `a frame matching ${predicate.toString()}`),
-    closed: (timeoutMs = 5000) => until(() => closeCode, timeoutMs, "the socket to close"),
+      until(() => frames.slice(options.from ?? 0).find(predicate), `a frame matching ${predicate.toString()}`, options.timeoutMs ?? 5000),
+    closed: (timeoutMs = 5000) => until(() => closeCode, "the socket to close", timeoutMs),
     close: async () => {
       if (socket.readyState === WebSocket.CLOSED) return;
       const done = new Promise<void>((resolve) => socket.once("close", () => resolve()));
@@ -89,8 +66,7 @@ export function terminateClients(): void {
   open.clear();
 }
 
-/** Resolves after `ms` — only for asserting that something does NOT arrive. */
-export const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export { letTimePass } from "../support/wait.js";
 
 /** `runtime_start` creating an agent and a conversation, with `tools` as one unscoped group. */
 export function startFrame(requestId: string, tools: Array<{ name: string; description?: string }> = [], extra: Frame = {}): Frame {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult, type TurnScript } from "../../src/testing/index.js";
-import { connectClient, inputFrame, pause, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
+import { connectClient, inputFrame, letTimePass, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;
 
@@ -151,7 +151,7 @@ describe("scripted runtime: external tool calls", () => {
     expect(result?.toolReturn).toBe("External tool execution error: External tool call timed out: slow");
     const count = client.frames.length;
     client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [] } });
-    await pause(50);
+    await letTimePass(50); // on purpose: a late answer gets nothing back within this window
     expect(client.frames.length).toBe(count);
     expect(server.calls[0]).toMatchObject({ status: "timed-out" });
   });
@@ -187,7 +187,7 @@ describe("scripted runtime: external tool calls", () => {
     const { runtime: scope } = await client.waitFor((frame) => frame.type === "runtime_start_response");
     client.send(inputFrame("in-1", scope, "go"));
     const first = await client.waitFor((frame) => frame.type === "external_tool_call_request");
-    await pause(30);
+    await letTimePass(30); // on purpose: the second request may not come before the first is answered
     expect(client.frames.filter((frame) => frame.type === "external_tool_call_request")).toHaveLength(1);
     expect(client.frames.filter((frame) => frame.delta?.message_type === "client_tool_start")).toHaveLength(2);
     client.send({ type: "external_tool_call_response", request_id: first.request_id, result: { content: [] } });

@@ -6,7 +6,7 @@ import {
   type ScriptedTurn,
   type StartScriptedRuntimeOptions,
 } from "../../src/testing/index.js";
-import { connectClient, inputFrame, pause, startFrame, terminateClients, type Frame, type TestClient } from "./scripted-runtime-test-client.js";
+import { connectClient, inputFrame, letTimePass, startFrame, terminateClients, type Frame, type TestClient } from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;
 
@@ -54,7 +54,7 @@ describe("scripted runtime: abort, queue, errors", () => {
     expect(await client.waitFor((frame) => frame.request_id === "ab-1")).toMatchObject({ aborted: true, success: true });
     const interrupted = await client.waitFor((frame) => frame.delta?.message_type === "status");
     expect(interrupted.delta).toMatchObject({ message: "Interrupted", level: "warning" });
-    await pause(30);
+    await letTimePass(30); // on purpose: the turn may not finish while the call is pending
     expect(client.frames.some((frame) => frame.type === "turn_finished")).toBe(false);
     expect(server.calls[0]?.status).toBe("pending");
     client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "late" }] } });
@@ -205,7 +205,7 @@ describe("scripted runtime: connections", () => {
     expect(alphaRequest.tool_name).toBe("alpha_tool");
     // beta cannot answer alpha's request: the runtime keys pending calls by [connection, request_id].
     beta.send({ type: "external_tool_call_response", request_id: alphaRequest.request_id, result: { content: [{ type: "text", text: "from beta" }] } });
-    await pause(30);
+    await letTimePass(30); // on purpose: beta's answer must settle nothing within this window
     expect(server.calls[0]?.status).toBe("pending");
     alpha.send({ type: "external_tool_call_response", request_id: alphaRequest.request_id, result: { content: [{ type: "text", text: "from alpha" }] } });
     await alpha.waitFor((frame) => frame.type === "turn_finished");

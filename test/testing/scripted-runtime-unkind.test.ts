@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
-import { connectClient, inputFrame, pause, startFrame, terminateClients, type Frame, type TestClient } from "./scripted-runtime-test-client.js";
+import { connectClient, inputFrame, letTimePass, startFrame, terminateClients, type Frame, type TestClient } from "./scripted-runtime-test-client.js";
 
 interface Entry {
   client: string;
@@ -91,7 +91,7 @@ describe("the scripted runtime is as unkind as the real one", () => {
     const first = await other.waitFor(() => true);
     expect(first).toMatchObject({ type: "control_request", request_id: pending.request_id, runtime: scope });
     expect(shape(first)).toEqual(shape(replayed[0]));
-    await pause(50);
+    await letTimePass(50); // on purpose: nothing but the replayed request may arrive within this window
     expect(other.frames.map((frame) => frame.type)).toEqual(["control_request"]);
   });
 
@@ -154,7 +154,7 @@ describe("the scripted runtime is as unkind as the real one", () => {
     await startRuntime(second, { agent_id: scope.agent_id, conversation_id: scope.conversation_id, create_agent: undefined, create_conversation: undefined }, ["get_weather"]);
     second.send({ type: "sync", request_id: "sync-1", runtime: scope });
     await second.waitFor((frame) => frame.type === "sync_response");
-    await pause(100);
+    await letTimePass(100); // on purpose: the pending request is never re-sent, not within this window either
     expect(second.frames.filter((frame) => frame.type === "external_tool_call_request")).toEqual([]);
     expect(server.calls.map((call) => call.status)).toEqual(["connection-closed"]);
   });

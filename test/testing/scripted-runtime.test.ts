@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
-import { connectClient, pause, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
+import { connectClient, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;
 
@@ -235,6 +235,5 @@ describe("scripted runtime: runtime_start and registrations", () => {
     third.send(startFrame("rs-3", [{ name: "a" }]));
     await third.waitFor((frame) => frame.request_id === "rs-3");
     expect(server.registrations()).toMatchObject([{ connectionId: "app-server-2" }]);
-    await pause(10);
   });
 });

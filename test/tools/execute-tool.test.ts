@@ -120,6 +120,7 @@ describe("executeTool", () => {
 
   it("waits for a thenable and reports one that rejects", async () => {
     const thenable: PromiseLike<ToolReturnValue> = {
+      // biome-ignore lint/suspicious/noThenProperty: the subject is a thenable that is not a Promise
       then: (_resolve, reject) => {
         reject?.(new Error("thenable failed"));
         return undefined as never;
@@ -138,6 +139,7 @@ describe("executeTool", () => {
   });
 
   it("a result whose then getter throws is a tool-error, not an exception", async () => {
+    // biome-ignore lint/suspicious/noThenProperty: a `then` getter that throws, on purpose
     const hostile = Object.defineProperty({}, "then", { get: () => { throw new Error("trap"); } });
     await expect(executeTool(toolReturning(() => hostile as ToolReturnValue), {}, context())).resolves.toMatchObject({ kind: "tool-error", message: "trap" });
   });

@@ -54,7 +54,7 @@ describe("a Standard Schema inputSchema", () => {
   });
 
   it("a plain valibot schema with an explicit jsonSchema beside it", () => {
-    const tool = defineTool({ name: "ship", description: "d", inputSchema: shipment, jsonSchema: toJsonSchema(shipment) as never, execute: () => "" });
+    const tool = defineTool({ name: "ship", description: "d", inputSchema: shipment, jsonSchema: toJsonSchema(shipment), execute: () => "" });
     expect(tool.jsonSchema).toMatchObject({ type: "object", required: ["destination", "weightKg"] });
     expect(tool.jsonSchema).not.toHaveProperty("$schema");
     expect(tool.validateInput({ weightKg: 1 })).toMatchObject({ ok: false, issues: [{ path: "destination" }] });
@@ -110,7 +110,7 @@ describe("a Standard Schema inputSchema", () => {
     expect(() => defineTool({ name: "s", description: "d", inputSchema: toStandardJsonSchema(shipment), validate: false, execute: () => "" })).toThrow(
       expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("validate applies to a JSON Schema inputSchema only") }),
     );
-    expect(() => defineTool({ name: "s", description: "d", inputSchema: shipment, jsonSchema: { type: "string" } as never, execute: () => "" })).toThrow(
+    expect(() => defineTool({ name: "s", description: "d", inputSchema: shipment, jsonSchema: { type: "string" }, execute: () => "" })).toThrow(
       expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("must be an object schema") }),
     );
   });

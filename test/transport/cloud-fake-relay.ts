@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { TimerHandle, Timers } from "../../src/internal/timers.js";
+import { until } from "../support/wait.js";
 
 export type Channel = "control" | "stream";
 
@@ -149,19 +150,12 @@ export class FakeStatusRelay {
   }
 }
 
-/** Poll `predicate` every 5 ms; reject after `timeoutMs` (every wait has a deadline). */
+/** Resolves once `predicate` is true (`until`, test/support/wait.ts); rejects after `timeoutMs`. */
 export async function waitFor(predicate: () => boolean, timeoutMs = 2_000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(predicate, what, timeoutMs);
 }
 
-/** Resolve after `ms` of real time. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { letTimePass } from "../support/wait.js";
 
 /** A manual clock: timers fire only inside `advance()`, in due order. */
 export class ManualTimers implements Timers {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isToolrelayError, type ToolrelayError } from "../../src/errors.js";
 import { CloudLink, type CloudLinkOptions } from "../../src/transport/cloud-link.js";
 import type { LinkState } from "../../src/transport/runtime-link.js";
-import { FakeStatusRelay, ManualTimers, sleep, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
+import { FakeStatusRelay, ManualTimers, letTimePass, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
 
 const relays: FakeStatusRelay[] = [];
 const links: CloudLink[] = [];
@@ -65,7 +65,7 @@ describe("CloudLink: opening", () => {
       opened = true;
     });
     await waitFor(() => relay.sockets.some((entry) => entry.channel === "control"), 2_000, "control socket");
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(opened).toBe(false);
     expect(link.state).toBe("connecting");
     expect(link.send({ type: "ping" })).toBe(false);
@@ -155,7 +155,7 @@ describe("CloudLink: envelope rules", () => {
     relay.send("stream", queue({ seq: 402, idempotency_key: "update_queue:3:c", event_seq: 3 })); // relay duplicate
     relay.send("control", { type: "turn_finished", turn_id: "t", stop_reason: "end_turn", seq: 9, idempotency_key: "update_queue:3:c" });
     await waitFor(() => relay.current("control").received.length >= 1 && relay.current("stream").received.length >= 4, 2_000, "acks");
-    await sleep(30);
+    await letTimePass(30); // on purpose: nothing more may happen within this window
     expect(relay.receivedOf("stream", "ack").map((frame) => frame.seq)).toEqual([101, 102, 401, 402]);
     expect(relay.receivedOf("control", "ack").map((frame) => frame.seq)).toEqual([9]);
     expect(recorded.frames.map((frame) => frame.envelope)).toEqual([
@@ -193,7 +193,7 @@ describe("CloudLink: envelope rules", () => {
     stream.send(JSON.stringify({ type: "update_queue", queue: "wrong", seq: 4 }));
     stream.send(JSON.stringify(queue({ seq: 5 })));
     await waitFor(() => recorded.log.length >= 6, 2_000, "six events");
-    await sleep(30);
+    await letTimePass(30); // on purpose: nothing more may happen within this window
     expect(recorded.log.map(([event, detail]) => (event === "invalid-frame" ? event : `${event}:${String(detail)}`))).toEqual([
       "unknown-frame:brand_new_event",
       "invalid-frame",
@@ -242,7 +242,7 @@ describe("CloudLink: envelope rules", () => {
     for (const eventSeq of [7, 9]) relay.send("stream", queue({ event_seq: eventSeq })); // more loss, inside the 5 s min interval
     await waitFor(() => recorded.frames.length === 5, 2_000, "more frames");
     timers.advance(4_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(recorded.link.deliveryStats).toMatchObject({ gapsDetected: 2, syncsSent: 1 });
     timers.advance(1_000); // 5 s after the first sync
     await waitFor(() => relay.receivedOf("control", "sync").length === 2, 2_000, "second sync");
@@ -295,7 +295,7 @@ describe("CloudLink: envelope rules", () => {
     relay.send("control", { type: "turn_finished", turn_id: "u", stop_reason: "end_turn", event_seq: 5 });
     await waitFor(() => recorded.frames.length === 6, 2_000, "six frames");
     timers.advance(60_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(relay.receivedOf("control", "sync")).toEqual([]);
     expect(recorded.link.deliveryStats.gapsDetected).toBe(0);
   });
@@ -315,7 +315,7 @@ describe("CloudLink: envelope rules", () => {
     relay.send("stream", queue({ event_seq: 40 }));
     await waitFor(() => recorded.frames.length === 3, 2_000, "frame after reconnect");
     timers.advance(60_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(recorded.link.deliveryStats.gapsDetected).toBe(0);
   });
 
@@ -406,7 +406,7 @@ describe("CloudLink: drops and reconnect", () => {
     expect(recorded.errors.map((error) => error.code)).toEqual(["CONNECTION_CLOSED", "UNAUTHORIZED"]);
     expect(timers.pending).toBe(0);
     timers.advance(60_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(relay.controlConnections).toBe(1);
   });
 
@@ -416,7 +416,7 @@ describe("CloudLink: drops and reconnect", () => {
     await recorded.link.connect();
     relay.current("stream").socket.terminate();
     await waitFor(() => recorded.link.state === "closed", 2_000, "closed");
-    await sleep(100);
+    await letTimePass(100); // on purpose: nothing more may happen within this window
     expect(relay.controlConnections).toBe(1);
   });
 });
@@ -440,7 +440,7 @@ describe("CloudLink: close", () => {
     await waitFor(() => relay.sockets.every((entry) => entry.closed), 2_000, "relay sees both closed");
     expect(recorded.states.filter((state) => state === "closed")).toHaveLength(1);
     timers.advance(60_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(relay.controlConnections).toBe(1);
   });
 
@@ -454,7 +454,7 @@ describe("CloudLink: close", () => {
     await recorded.link.close();
     expect(timers.pending).toBe(0);
     timers.advance(60_000);
-    await sleep(50);
+    await letTimePass(50); // on purpose: nothing more may happen within this window
     expect(relay.controlConnections).toBe(1);
     expect(recorded.reconnects).toBe(0);
   });

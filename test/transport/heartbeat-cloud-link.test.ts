@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolrelayError } from "../../src/errors.js";
 import { CloudLink, type CloudLinkOptions } from "../../src/transport/cloud-link.js";
-import { FakeStatusRelay, ManualTimers, sleep, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
+import { FakeStatusRelay, ManualTimers, letTimePass, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
 
 const relays: FakeStatusRelay[] = [];
 const links: CloudLink[] = [];
@@ -45,7 +45,7 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     timers.advance(10_000);
     await waitFor(() => first.control.received.filter((frame) => frame.type === "ack").length === 3, 2_000, "third control pong read");
     timers.advance(9_999); // t = 39_999
-    await sleep(50);
+    await letTimePass(50); // on purpose: 1 ms before the deadline the link must still be open
     expect(link.state).toBe("open");
     expect(first.stream.closed || first.control.closed).toBe(false);
 
@@ -77,7 +77,7 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     for (let tick = 1; tick <= 12; tick++) {
       timers.advance(10_000);
       await waitFor(() => relay.current("stream").protocolPings === tick && relay.current("control").protocolPings === tick, 2_000, `ping ${tick}`);
-      await sleep(10); // let the pongs come back
+      await letTimePass(10); // on purpose: the pongs come back (nothing on the link shows that they were read)
     }
     expect(link.state).toBe("open");
     expect(reconnects()).toBe(0);
@@ -117,7 +117,7 @@ describe("cloud link heartbeat (real short timers)", () => {
     const { relay, link, errors, reconnects } = await setup({}, { pingIntervalMs: 50, pongTimeoutMs: 100 });
     await link.connect();
     await waitFor(() => relay.current("control").received.some((frame) => frame.type === "ping"), 2_000, "first ping answered");
-    await sleep(20);
+    await letTimePass(20); // on purpose: the first pong travels back before the relay goes silent
     relay.options.answerPings = false; // and protocol pings with it
     const stoppedAt = Date.now();
     await waitFor(() => link.state === "reconnecting", 2_000, "watchdog verdict");
@@ -127,7 +127,7 @@ describe("cloud link heartbeat (real short timers)", () => {
     expect(errors[0]?.message).toMatch(/half-open/);
     relay.options.answerPings = true;
     await waitFor(() => reconnects() === 1, 2_000, "reconnected");
-    await sleep(400); // answered pings keep it up
+    await letTimePass(400); // on purpose: answered pings keep it up for a while
     expect(reconnects()).toBe(1);
     expect(link.state).toBe("open");
   });

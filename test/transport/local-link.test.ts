@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { LocalLink, normaliseAppServerUrl } from "../../src/transport/local-link.js";
+import { letTimePass, until } from "../support/wait.js";
 
 interface TestServer {
   url: string;
@@ -56,18 +57,6 @@ function track(link: LocalLink): LocalLink {
   return link;
 }
 
-function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      const value = check();
-      if (value) return resolve(value);
-      if (Date.now() > deadline) return reject(new Error("waitFor: deadline passed"));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
 
 afterEach(async () => {
   for (const link of links.splice(0)) await link.close();
@@ -137,7 +126,7 @@ describe("LocalLink", () => {
     link.on("unknown-frame", (type) => seen.push(`unknown:${type}`));
     link.on("invalid-frame", () => seen.push("invalid"));
     await link.connect();
-    await waitFor(() => seen.length === 3);
+    await until(() => seen.length === 3, "seen.length === 3");
     expect(seen).toEqual(["unknown:brand_new_frame_type", "invalid", "frame:input_accepted"]);
     expect(link.state).toBe("open");
   });
@@ -154,9 +143,9 @@ describe("LocalLink", () => {
     link.on("reconnected", () => (reconnected = true));
     await first.close();
     servers.splice(servers.indexOf(first), 1);
-    await waitFor(() => link.state === "reconnecting");
+    await until(() => link.state === "reconnecting", "link.state === 'reconnecting'");
     await startServer({ port });
-    await waitFor(() => reconnected, 10_000);
+    await until(() => reconnected, "reconnected", 10_000);
     expect(link.state).toBe("open");
     expect(link.connectionId).toBe(connectionId);
     expect(states).toContain("reconnecting");
@@ -176,7 +165,7 @@ describe("LocalLink", () => {
     (server.sockets[0] as unknown as { _socket: { pause(): void } })._socket.pause();
     const errors: string[] = [];
     link.on("error", (error) => errors.push(error.message));
-    await waitFor(() => link.state === "closed", 2_000);
+    await until(() => link.state === "closed", "link.state === 'closed'", 2_000);
     expect(errors.some((message) => message.includes("presumed dead"))).toBe(true);
   });
 
@@ -192,7 +181,7 @@ describe("LocalLink", () => {
     let reconnected = false;
     link.on("reconnected", () => (reconnected = true));
     await link.connect();
-    await waitFor(() => reconnected, 5_000);
+    await until(() => reconnected, "reconnected", 5_000);
     expect(connections).toBe(2);
   });
 
@@ -203,7 +192,7 @@ describe("LocalLink", () => {
     await link.close();
     await link.close();
     expect(link.state).toBe("closed");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await letTimePass(100); // on purpose: no reconnect may come within this window
     expect(server.sockets.length).toBe(1);
   });
 });

@@ -10,6 +10,7 @@ import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/in
 import { LocalLink } from "../../src/transport/local-link.js";
 import { RequestTracker } from "../../src/transport/request-tracker.js";
 import type { OutboundFrame } from "../../src/wire/index.js";
+import { letTimePass } from "../support/wait.js";
 
 let runtime: ScriptedRuntime | undefined;
 let link: LocalLink | undefined;
@@ -35,7 +36,7 @@ describe("RequestTracker", () => {
       });
       expect(tracker.pendingCount).toBe(0);
       tracker.rejectAll(new ToolrelayError("ABORTED", "the session was closed"));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await letTimePass(20); // on purpose: an unhandled rejection would be reported within this window
       expect(unhandled).toEqual([]);
       expect(runtime.frames).toEqual([]); // nothing was written
     } finally {

@@ -1,5 +1,6 @@
 /**
- * PROTOCOL §5.5–§5.7, §5.11: `input`, `sync`, `abort_message`,
+ * docs/protocol.md#sync, docs/protocol.md#input, docs/protocol.md#abort_message and
+ * docs/protocol.md#transport-frames: `input`, `sync`, `abort_message`,
  * `app_server_info`, `ping` and `ack` frames the runtime (or relay) would not
  * accept are refused by encodeFrame; plus encodeFrame's general guarantees.
  */

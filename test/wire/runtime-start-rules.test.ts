@@ -1,5 +1,5 @@
 /**
- * PROTOCOL §5.1 / §4.4: a `runtime_start` the runtime would drop (or answer
+ * docs/protocol.md#runtime_start / docs/protocol.md#silent-drops: a `runtime_start` the runtime would drop (or answer
  * with an error) is refused by encodeFrame, naming the failing path.
  */
 import { describe, it } from "vitest";

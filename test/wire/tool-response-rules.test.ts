@@ -1,5 +1,5 @@
 /**
- * PROTOCOL §5.4 / §4.4: an `external_tool_call_response` the runtime would
+ * docs/protocol.md#external_tool_call_response / docs/protocol.md#silent-drops: an `external_tool_call_response` the runtime would
  * drop (so the call would hang for 5 minutes) is refused by encodeFrame; so are
  * the shapes whose content the runtime would silently throw away.
  */

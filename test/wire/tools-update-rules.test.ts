@@ -1,5 +1,5 @@
 /**
- * PROTOCOL §5.2 / §4.4: a `runtime_external_tools_update` the runtime would
+ * docs/protocol.md#runtime_external_tools_update / docs/protocol.md#silent-drops: a `runtime_external_tools_update` the runtime would
  * drop silently is refused by encodeFrame.
  */
 import { describe, it } from "vitest";

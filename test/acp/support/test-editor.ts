@@ -177,16 +177,3 @@ export function memoryStreamPair(): [Stream, Stream] {
   ];
 }
 
-/** Poll until `check` returns a truthy value, with a deadline. */
-export function eventually<T>(check: () => T | undefined | false | null, timeoutMs = 5_000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      const value = check();
-      if (value) return resolve(value);
-      if (Date.now() > deadline) return reject(new Error(`eventually: ${what} not reached within ${timeoutMs} ms`));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}

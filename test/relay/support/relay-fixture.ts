@@ -4,6 +4,7 @@
  */
 import { startRelay, type Relay, type RelayEvents, type RelayLogger, type RelayOptions } from "../../../src/relay/index.js";
 import { FakeListener, type FakeListenerMode } from "./fake-listener.js";
+import { until } from "../../support/wait.js";
 import { RawStatusClient, type RawStatusClientOptions } from "./raw-status-client.js";
 
 export const TEST_KEY = "relay-test-key-0123456789";
@@ -19,24 +20,40 @@ export function recordingLogger(): RelayLogger & { lines: string[] } {
 
 export class RelayFixture {
   relay!: Relay;
-  private readonly clients: RawStatusClient[] = [];
-  private readonly listeners: FakeListener[] = [];
+  readonly #clients: RawStatusClient[] = [];
+  readonly #listeners: FakeListener[] = [];
+  #detachedSockets = 0;
 
   async start(options: RelayOptions = {}): Promise<Relay> {
     this.relay = await startRelay({ apiKeys: [TEST_KEY], heartbeatIntervalMs: 0, ...options });
+    this.relay.on("sdk-detached", () => {
+      this.#detachedSockets++;
+    });
     return this.relay;
+  }
+
+  /** SDK sockets the relay has seen close since the start (`sdk-detached` events). */
+  get detachedSockets(): number {
+    return this.#detachedSockets;
+  }
+
+  /** Terminates `client` and resolves once the relay has seen both of its sockets close. */
+  async terminate(client: RawStatusClient): Promise<void> {
+    const before = this.#detachedSockets;
+    client.terminate();
+    await this.waitFor(() => this.#detachedSockets >= before + 2, "the relay to see both SDK sockets close");
   }
 
   async listener(options: { mode?: FakeListenerMode; deviceId?: string; apiKey?: string } = {}): Promise<FakeListener> {
     const listener = await FakeListener.start(this.relay.httpUrl, options.apiKey ?? TEST_KEY, options);
-    this.listeners.push(listener);
+    this.#listeners.push(listener);
     await this.waitFor(() => this.relay.environment(listener.answer.connectionId)?.listenerConnected === true, "listener ready");
     return listener;
   }
 
   async sdk(connectionId: string, options: Partial<RawStatusClientOptions> = {}): Promise<RawStatusClient> {
     const client = await RawStatusClient.connect({ url: this.relay.url, connectionId, apiKey: TEST_KEY, ...options });
-    this.clients.push(client);
+    this.#clients.push(client);
     return client;
   }
 
@@ -55,23 +72,16 @@ export class RelayFixture {
     });
   }
 
-  /** Polls `condition` every 5 ms until true; rejects after `timeoutMs` (default 5 s). */
+  /** Resolves once `condition` is true (`until`, test/support/wait.ts); rejects after `timeoutMs` (default 5 s). */
   async waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await until(condition, what, timeoutMs);
   }
 
   async cleanup(): Promise<void> {
-    for (const client of this.clients.splice(0)) client.terminate();
-    for (const listener of this.listeners.splice(0)) listener.terminate();
+    for (const client of this.#clients.splice(0)) client.terminate();
+    for (const listener of this.#listeners.splice(0)) listener.terminate();
     await this.relay?.close();
   }
 }
 
-/** Resolves after `ms` (for "nothing arrives" checks; always with a bound). */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { letTimePass } from "../../support/wait.js";

@@ -38,7 +38,7 @@ export class AttemptTable {
   /** The table as Markdown, with a count line per category and a total. */
   markdown(title: string): string {
     const lines = [`${title}`, "", "| # | category | attempt | outcome | evidence |", "| --- | --- | --- | --- | --- |"];
-    this.rows.forEach((row, index) => lines.push(`| ${index + 1} | ${row.category} | ${row.attempt} | ${row.outcome} | ${row.evidence.replace(/\|/g, "\\|")} |`));
+    for (const [index, row] of this.rows.entries()) lines.push(`| ${index + 1} | ${row.category} | ${row.attempt} | ${row.outcome} | ${row.evidence.replace(/\|/g, "\\|")} |`);
     const categories = [...new Set(this.rows.map((row) => row.category))];
     lines.push("");
     for (const category of categories) {

@@ -14,7 +14,7 @@ export function plainDataViolations(value: unknown, limit = 10): string[] {
     const prototype: unknown = Object.getPrototypeOf(current);
     if (Array.isArray(current)) {
       if (prototype !== Array.prototype) violations.push(`${path}: array with a foreign prototype`);
-      current.forEach((item, index) => stack.push([item, `${path}[${index}]`]));
+      for (const [index, item] of current.entries()) stack.push([item, `${path}[${index}]`]);
       continue;
     }
     if (prototype !== Object.prototype && prototype !== null) violations.push(`${path}: object with a foreign prototype`);

@@ -1,31 +1,14 @@
-/** Waiting helpers with deadlines for the reliability suites. */
+/** Waiting helpers with deadlines for the reliability suites (built on test/support/wait.ts). */
+import { until as sharedUntil } from "../../support/wait.js";
 
-/** Poll `check` every 5 ms until it returns a truthy value; rejects after `timeoutMs` (× TIME_SCALE), naming `what`. */
-export function until<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 5_000): Promise<T> {
-  timeoutMs = scaled(timeoutMs);
-  const deadline = Date.now() + timeoutMs;
-  return new Promise<T>((resolve, reject) => {
-    const poll = () => {
-      let value: T | undefined | null | false;
-      try {
-        value = check();
-      } catch (error) {
-        return reject(error);
-      }
-      if (value) return resolve(value);
-      if (Date.now() > deadline) return reject(new Error(`until: ${what} — not within ${timeoutMs} ms`));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
+/** {@link sharedUntil} with the deadline × TIME_SCALE. */
+export function until<T>(check: () => T | undefined | null | false, what: string | (() => string), timeoutMs = 5_000): Promise<T> {
+  return sharedUntil(check, what, scaled(timeoutMs));
 }
 
-/** Resolves after `ms`. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { letTimePass } from "../../support/wait.js";
 
-/** Sleep `ms`, or less when `signal` aborts (never rejects). */
+/** A tool's simulated work: `ms` of real time on purpose, or less when `signal` aborts (never rejects). */
 export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
