@@ -94,7 +94,9 @@ describe("ACP agent on a managed sandbox", () => {
   it("a write with a stale hash is refused and the buffer is left alone", async () => {
     const writesBefore = editor.writes.length;
     const current = editor.buffers.get(notes)!;
-    const { response, text } = await prompt([call("write_via_editor", { path: notes, content: "stale\n", expected_hash: bufferHash(UNSAVED) })]);
+    const { response, text } = await prompt([
+      call("write_via_editor", { path: notes, content: "stale\n", expected_hash: bufferHash(UNSAVED) }),
+    ]);
     expect(response).toEqual({ stopReason: "end_turn" });
     expect(text).toContain("changed since you read it");
     expect(editor.buffers.get(notes)).toBe(current);

@@ -12,7 +12,13 @@ import path from "node:path";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { messageText, startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import {
+  messageText,
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../test/support/scripted-model-server.js";
 import { REPO_ROOT, spawnExampleAgent, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
 import { TestEditor } from "../test/acp/support/test-editor.js";
@@ -37,7 +43,9 @@ const scenarios = new Map<string, Step[]>();
 /** Which scenario a request belongs to, and how many tool rounds it already had. */
 function locate(request: ModelRequest): { steps: Step[]; step: number; results: string[] } | undefined {
   for (const [key, steps] of scenarios) {
-    const userIndex = request.messages.map((message) => message.role === "user" && messageText(message.content).includes(key)).lastIndexOf(true);
+    const userIndex = request.messages
+      .map((message) => message.role === "user" && messageText(message.content).includes(key))
+      .lastIndexOf(true);
     if (userIndex < 0 || !request.lastUserText.includes(key)) continue;
     const after = request.messages.slice(userIndex + 1);
     const step = after.filter((message) => message.role === "assistant" && (message.tool_calls?.length ?? 0) > 0).length;
@@ -82,7 +90,11 @@ beforeAll(async () => {
     }),
   });
   connection = editor.connect(agentProcess.stream);
-  await connection.agent.request("initialize", { protocolVersion: 1, clientCapabilities: editor.capabilities, clientInfo: { name: "test-editor", version: "1.0.0" } });
+  await connection.agent.request("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: editor.capabilities,
+    clientInfo: { name: "test-editor", version: "1.0.0" },
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -109,7 +121,10 @@ function prompt(sessionId: string, words: string) {
 
 /** The tool results the model received for a scenario's last round. */
 function resultsSeenByModel(key: string, from: number): string[] {
-  const request = model.requests.slice(from).filter((candidate) => candidate.lastUserText.includes(key) && candidate.toolResults.length > 0).at(-1);
+  const request = model.requests
+    .slice(from)
+    .filter((candidate) => candidate.lastUserText.includes(key) && candidate.toolResults.length > 0)
+    .at(-1);
   return request?.toolResults.map((result) => result.text) ?? [];
 }
 
@@ -131,7 +146,9 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     const seen = resultsSeenByModel("read my notes", from);
     expect(seen[0]).toContain("unsaved edit: line 1\nline 2\n");
     expect(seen[0]).not.toContain("saved on disk");
-    expect(statuses(sessionId)).toEqual(expect.arrayContaining(["tool_call pending", "tool_call_update in_progress", "tool_call_update completed"]));
+    expect(statuses(sessionId)).toEqual(
+      expect.arrayContaining(["tool_call pending", "tool_call_update in_progress", "tool_call_update completed"]),
+    );
     const text = editor.updates
       .filter((notification) => notification.sessionId === sessionId && notification.update.sessionUpdate === "agent_message_chunk")
       .map(({ update }) => (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text" ? update.content.text : ""))
@@ -143,7 +160,9 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     scenarios.set("rewrite my notes", [
       () => ({ toolCalls: [{ name: "read_editor_buffer", arguments: { path: notes } }] }),
       (results) => ({
-        toolCalls: [{ name: "write_via_editor", arguments: { path: notes, content: "rewritten by the model\n", expected_hash: hashIn(results[0]) } }],
+        toolCalls: [
+          { name: "write_via_editor", arguments: { path: notes, content: "rewritten by the model\n", expected_hash: hashIn(results[0]) } },
+        ],
       }),
       (results) => ({ text: `done: ${results[0]}` }),
     ]);
@@ -190,7 +209,9 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
       (results) => {
         readHash = hashIn(results[0]);
         editor.buffers.set(notes, "the user kept typing\n");
-        return { toolCalls: [{ name: "write_via_editor", arguments: { path: notes, content: "model version\n", expected_hash: readHash } }] };
+        return {
+          toolCalls: [{ name: "write_via_editor", arguments: { path: notes, content: "model version\n", expected_hash: readHash } }],
+        };
       },
       (results) => ({ text: `done: ${results[0]}` }),
     ]);
@@ -251,8 +272,13 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
         (entry.message.params as { requestId: unknown }).requestId === read.requestId,
     );
     expect(cancel).toBeDefined();
-    const last = editor.updates.filter((notification) => notification.sessionId === sessionId && notification.update.sessionUpdate === "tool_call_update").at(-1);
-    expect(last?.update).toMatchObject({ status: "failed", content: [{ content: { text: expect.stringContaining("Tool call cancelled") } }] });
+    const last = editor.updates
+      .filter((notification) => notification.sessionId === sessionId && notification.update.sessionUpdate === "tool_call_update")
+      .at(-1);
+    expect(last?.update).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: expect.stringContaining("Tool call cancelled") } }],
+    });
     // The session is usable again: a new prompt in the same ACP session ends normally.
     scenarios.set("after the cancel", [() => ({ text: "ready again" })]);
     await expect(prompt(sessionId, "after the cancel")).resolves.toEqual({ stopReason: "end_turn" });
@@ -270,7 +296,10 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     expect(model.requests[from]!.toolNames).toContain("Bash");
     const asked = editor.permissionRequests.slice(before);
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatchObject({ sessionId, toolCall: { title: "Bash: touch cleaned.flag", kind: "execute", rawInput: { command: "touch cleaned.flag" } } });
+    expect(asked[0]).toMatchObject({
+      sessionId,
+      toolCall: { title: "Bash: touch cleaned.flag", kind: "execute", rawInput: { command: "touch cleaned.flag" } },
+    });
     expect(resultsSeenByModel("clean the build", from)[0]).toContain("denied in the editor: the user rejected it");
     expect(existsSync(path.join(root, "cleaned.flag"))).toBe(false);
   });

@@ -162,7 +162,10 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     ]);
     if (process.env.TOOLRELAY_RECORD_ACP === "1") {
       mkdirSync(path.dirname(FIXTURE), { recursive: true });
-      writeFileSync(FIXTURE, `${JSON.stringify({ description: "What the editor saw for one prompt turn (read_editor_buffer, then write_via_editor with expected_hash), scripted runtime. Paths under /workspace; ids replaced by placeholders.", shape, messages: turnLog }, null, 2)}\n`);
+      writeFileSync(
+        FIXTURE,
+        `${JSON.stringify({ description: "What the editor saw for one prompt turn (read_editor_buffer, then write_via_editor with expected_hash), scripted runtime. Paths under /workspace; ids replaced by placeholders.", shape, messages: turnLog }, null, 2)}\n`,
+      );
     } else if (existsSync(FIXTURE)) {
       expect(shape).toEqual((JSON.parse(readFileSync(FIXTURE, "utf8")) as { shape: string[] }).shape);
     }
@@ -184,8 +187,13 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     expect(text(stale)).toContain("Read it again with read_editor_buffer");
     expect(editor.buffers.get(notes)).toBe("the user kept typing\n");
     expect(editor.writes.length).toBe(writesBefore);
-    const last = updatesOf(sessionId).filter((update) => update.sessionUpdate === "tool_call_update").at(-1);
-    expect(last).toMatchObject({ status: "failed", content: [{ content: { text: expect.stringContaining("changed since you read it") } }] });
+    const last = updatesOf(sessionId)
+      .filter((update) => update.sessionUpdate === "tool_call_update")
+      .at(-1);
+    expect(last).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: expect.stringContaining("changed since you read it") } }],
+    });
   });
 
   it("paths outside the working roots are refused as invalid input and never reach the editor", async () => {
@@ -259,7 +267,10 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     await expect(prompt(sessionId, "clean the build")).resolves.toEqual({ stopReason: "end_turn" });
     const asked = editor.permissionRequests.slice(before);
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatchObject({ sessionId, toolCall: { title: "Bash: rm -rf build", kind: "execute", rawInput: { command: "rm -rf build" } } });
+    expect(asked[0]).toMatchObject({
+      sessionId,
+      toolCall: { title: "Bash: rm -rf build", kind: "execute", rawInput: { command: "rm -rf build" } },
+    });
     expect(bash.isError).toBe(true);
     expect(text(bash)).toContain("denied in the editor: the user rejected it");
   });

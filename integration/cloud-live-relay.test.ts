@@ -8,7 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession } from "../src/index.js";
 import { startCloudStack, type CloudStack } from "./support/cloud-stack.js";
-import { SETTLED_OUTCOMES, cloudOptions, directive, forcedDropRun, ledger, ledgerTool, removeLedgers, twentyCalls } from "./support/forced-drop-scenario.js";
+import {
+  SETTLED_OUTCOMES,
+  cloudOptions,
+  directive,
+  forcedDropRun,
+  ledger,
+  ledgerTool,
+  removeLedgers,
+  twentyCalls,
+} from "./support/forced-drop-scenario.js";
 
 afterAll(() => removeLedgers());
 
@@ -72,10 +81,15 @@ describe("cloud backend through the reference relay and the real listener (paire
     expect(() => session.send("anything")).toThrow();
     await session.close();
     // Registered again, and connected (an environment whose listener is offline is listed without a connection id).
-    await expect.poll(async () => {
-      const now = await stack.connectionId().catch(() => null);
-      return now !== null && now !== before;
-    }, { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          const now = await stack.connectionId().catch(() => null);
+          return now !== null && now !== before;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(true);
     await stack.listener.waitUntilConnected({ occurrence: 2, timeoutMs: 20_000 });
     const fresh = await createSession(cloudOptions(stack, { tools: [tool] }));
     try {
@@ -153,14 +167,17 @@ describe.skipIf(!liveSandbox)("live Letta Cloud managed sandbox (LETTA_API_KEY +
     const book = ledger("live-sandbox");
     const agentId = process.env.TOOLRELAY_LIVE_AGENT_ID;
     // TOOLRELAY_LIVE_SANDBOX_ROUTE picks the create route (the public evidence is split; docs/cloud.md).
-    const createRoute = (process.env.TOOLRELAY_LIVE_SANDBOX_ROUTE as "agent" | "sandboxes" | undefined) ?? (agentId ? "agent" : "sandboxes");
+    const createRoute =
+      (process.env.TOOLRELAY_LIVE_SANDBOX_ROUTE as "agent" | "sandboxes" | undefined) ?? (agentId ? "agent" : "sandboxes");
     const session = await createSession({
       backend: { kind: "cloud", sandbox: { createRoute, terminateOnClose: true }, baseUrl: process.env.LETTA_BASE_URL },
       agent: agentId ? { id: agentId } : { create: { model: process.env.TOOLRELAY_LIVE_MODEL ?? "openai/gpt-4.1-mini" } },
       tools: [ledgerTool(book.path)],
     });
     try {
-      console.info(`[live cloud sandbox] ${session.sandbox?.sandboxId}: create → online ${session.sandbox!.readyAt - session.sandbox!.createdAt} ms`);
+      console.info(
+        `[live cloud sandbox] ${session.sandbox?.sandboxId}: create → online ${session.sandbox!.readyAt - session.sandbox!.createdAt} ms`,
+      );
       const result = await session.send('Call the ledger_append tool once with row "live-sandbox-1", then say done.').result;
       expect(result.stopReason).toBe("end_turn");
       expect(book.rows()).toEqual(["live-sandbox-1"]);

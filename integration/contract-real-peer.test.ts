@@ -76,12 +76,21 @@ describe("the contract against the real app-server", () => {
     // The runtime's own history keeps one message per tool call id: the second call_0 and its result never
     // reach the model, which asks again (the same call, answered from the replay cache, never run again).
     const secondTurnRequests = model.requests.slice(turn2From);
-    console.info(`call_0 reuse: turn 2 took ${secondTurnRequests.length} model requests, ended ${second.stopReason}; the tool ran ${reads.length} times`);
+    console.info(
+      `call_0 reuse: turn 2 took ${secondTurnRequests.length} model requests, ended ${second.stopReason}; the tool ran ${reads.length} times`,
+    );
     expect(secondTurnRequests.every((request) => !request.toolResults.some((result) => result.text.includes("b.txt")))).toBe(true);
   }, 90_000);
 
   it("a thrown string reaches the model marked as a failure of the named tool, unlike a returned one", async () => {
-    const thrower = defineTool({ name: "flaky", description: "Fails", inputSchema: z.object({}), execute: () => { throw "boom"; } });
+    const thrower = defineTool({
+      name: "flaky",
+      description: "Fails",
+      inputSchema: z.object({}),
+      execute: () => {
+        throw "boom";
+      },
+    });
     model.setScript((request: ModelRequest) =>
       request.lastMessage?.role === "tool" ? { text: "noted" } : { text: "Trying.", toolCalls: [{ name: "flaky", arguments: {} }] },
     );
@@ -94,7 +103,8 @@ describe("the contract against the real app-server", () => {
 
   it("another client's pending approval survives a toolrelay session connecting, and that client answers it itself", async () => {
     model.setScript((request: ModelRequest) => {
-      if (request.lastMessage?.role === "tool") return { text: `the owner said: ${request.toolResults.map((result) => result.text).join("; ")}` };
+      if (request.lastMessage?.role === "tool")
+        return { text: `the owner said: ${request.toolResults.map((result) => result.text).join("; ")}` };
       return { text: "Asking.", toolCalls: [{ name: "ask_me", arguments: {} }] };
     });
     const from = model.requests.length;
@@ -118,7 +128,10 @@ describe("the contract against the real app-server", () => {
         runtime,
         payload: { kind: "create_message", messages: [{ role: "user", content: "ask me", client_message_id: "raw-message-1" }] },
       });
-      const approval = await raw.waitFor((frame) => frame.type === "control_request", { timeoutMs: 30_000, description: "the raw client's approval" });
+      const approval = await raw.waitFor((frame) => frame.type === "control_request", {
+        timeoutMs: 30_000,
+        description: "the raw client's approval",
+      });
 
       // A toolrelay session with no canUseTool connects: the runtime replays the pending approval to it on
       // connect (before createSession resolves). Its link is watched from the first frame on.
@@ -133,19 +146,40 @@ describe("the contract against the real app-server", () => {
         if (frame.type === "input" && (frame.payload as { kind?: string }).kind === "approval_response") answeredByToolrelay.push(frame);
         return send(frame, trusted);
       };
-      const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { create: { model: model.modelHandle, name: "toolrelay-bystander" } } });
+      const session = await createSessionOnLink({
+        backend: { kind: "link", link },
+        agent: { create: { model: model.modelHandle, name: "toolrelay-bystander" } },
+      });
       sessions.push(session);
       session.on("error", () => undefined);
       await expect.poll(() => replayed.filter((id) => id === approval.request_id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
-      console.info(`the runtime replayed the other client's approval to the toolrelay session ${replayed.filter((id) => id === approval.request_id).length} time(s)`);
+      console.info(
+        `the runtime replayed the other client's approval to the toolrelay session ${replayed.filter((id) => id === approval.request_id).length} time(s)`,
+      );
       expect(answeredByToolrelay).toEqual([]);
 
       // The owner answers: allowed; its tool call comes to it, and the model reads its answer (not a denial).
       const answeredFrom = raw.received.length;
-      raw.send({ type: "input", request_id: "raw-approval", runtime, payload: { kind: "approval_response", request_id: approval.request_id, decision: { behavior: "allow" } } });
-      const call = await raw.waitFor((frame) => frame.type === "external_tool_call_request", { timeoutMs: 30_000, fromIndex: answeredFrom });
-      raw.send({ type: "external_tool_call_response", request_id: call.request_id, result: { content: [{ type: "text", text: "approved-by-its-owner" }] } });
-      await raw.waitFor((frame) => frame.type === "turn_finished", { timeoutMs: 30_000, fromIndex: answeredFrom, description: "the raw turn's end" });
+      raw.send({
+        type: "input",
+        request_id: "raw-approval",
+        runtime,
+        payload: { kind: "approval_response", request_id: approval.request_id, decision: { behavior: "allow" } },
+      });
+      const call = await raw.waitFor((frame) => frame.type === "external_tool_call_request", {
+        timeoutMs: 30_000,
+        fromIndex: answeredFrom,
+      });
+      raw.send({
+        type: "external_tool_call_response",
+        request_id: call.request_id,
+        result: { content: [{ type: "text", text: "approved-by-its-owner" }] },
+      });
+      await raw.waitFor((frame) => frame.type === "turn_finished", {
+        timeoutMs: 30_000,
+        fromIndex: answeredFrom,
+        description: "the raw turn's end",
+      });
       const toolResult = model.requests.slice(from).find((request) => request.lastMessage?.role === "tool")!.toolResults[0]!.text;
       expect(toolResult).toBe("approved-by-its-owner");
       expect(answeredByToolrelay).toEqual([]);

@@ -77,7 +77,10 @@ describe("local backend against the real Letta Code app-server", () => {
     const followUp = model.requests.slice(from).find((request) => request.lastMessage?.role === "tool")!;
     expect(followUp.toolResults[0]!.text).toBe("sunny and 21 degrees celsius in Paris");
     const offered = model.requests[from]!.tools.find((tool) => tool.function.name === "get_weather")!;
-    const parameters = offered.function.parameters as { properties: Record<string, { description?: string; enum?: string[] }>; required?: string[] };
+    const parameters = offered.function.parameters as {
+      properties: Record<string, { description?: string; enum?: string[] }>;
+      required?: string[];
+    };
     expect(parameters.properties.city!.description).toBe("City name, e.g. Paris");
     expect(parameters.properties.unit!.description).toBe("Temperature unit");
     expect(parameters.properties.unit!.enum).toEqual(["celsius", "fahrenheit"]);

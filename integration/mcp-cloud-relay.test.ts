@@ -55,7 +55,10 @@ describe("MCP tools across the relay with the real listener", () => {
       expect(result.text).toContain("done: hello across the relay | Successfully wrote to");
       expect(readFileSync(join(root, "out.txt"), "utf8")).toBe("written by a cloud agent");
       const offeredLine = result.text.split("\n").find((line) => line.startsWith("offered read_text_file: "))!;
-      const offered = JSON.parse(offeredLine.slice("offered read_text_file: ".length)) as { description: string; parameters: Record<string, unknown> };
+      const offered = JSON.parse(offeredLine.slice("offered read_text_file: ".length)) as {
+        description: string;
+        parameters: Record<string, unknown>;
+      };
       expect(offered.description).toBe(readTool.description);
       const { $schema: _ignored, ...schema } = readTool.inputSchema as Record<string, unknown>;
       expect(offered.parameters).toEqual(schema);

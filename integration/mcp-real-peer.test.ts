@@ -15,7 +15,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { createSession, type Session, type SessionOptions, type ToolrelayError } from "../src/index.js";
 import { mcpTools } from "../src/mcp/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedToolCall } from "../test/support/scripted-model-server.js";
+import {
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedToolCall,
+} from "../test/support/scripted-model-server.js";
 import { FILESYSTEM_SERVER, processesWith, TEST_MCP_SERVER } from "./support/mcp-processes.js";
 
 let model: ScriptedModelServer;
@@ -59,7 +64,9 @@ function callInTurn(calls: ScriptedToolCall[]) {
 }
 
 function toolResultsSince(from: number): string[] {
-  return model.requests.slice(from).flatMap((request) => (request.lastMessage?.role === "tool" ? request.toolResults.map((result) => result.text) : []));
+  return model.requests
+    .slice(from)
+    .flatMap((request) => (request.lastMessage?.role === "tool" ? request.toolResults.map((result) => result.text) : []));
 }
 
 describe("MCP servers through toolrelay against the real app-server", () => {
@@ -108,7 +115,9 @@ describe("MCP servers through toolrelay against the real app-server", () => {
     const eventLog = join(scratch, "slow-delete.log");
     writeFileSync(eventLog, "");
     const session = await open({
-      tools: [mcpTools({ command: process.execPath, args: [TEST_MCP_SERVER], env: { EVENT_LOG: eventLog }, name: "test", callTimeoutMs: 800 })],
+      tools: [
+        mcpTools({ command: process.execPath, args: [TEST_MCP_SERVER], env: { EVENT_LOG: eventLog }, name: "test", callTimeoutMs: 800 }),
+      ],
     });
     model.setScript(callInTurn([{ name: "slow_delete", arguments: { path: "/data/old" } }]));
     const outcomes: string[] = [];
@@ -116,7 +125,9 @@ describe("MCP servers through toolrelay against the real app-server", () => {
     const from = model.requests.length;
     await session.send("delete /data/old").result;
     expect(outcomes).toEqual(["timeout"]);
-    expect(toolResultsSince(from)).toEqual(["Error: tool slow_delete timed out after 800 ms. It may have applied its effects: inspect state before retrying."]);
+    expect(toolResultsSince(from)).toEqual([
+      "Error: tool slow_delete timed out after 800 ms. It may have applied its effects: inspect state before retrying.",
+    ]);
     await vi.waitFor(() => expect(readFileSync(eventLog, "utf8")).toContain("cancelled slow_delete"));
   });
 
@@ -138,11 +149,20 @@ describe("MCP servers through toolrelay against the real app-server", () => {
   it("a crashed MCP server: its tools answer a clear error, the session stays up, close() leaves nothing running", async () => {
     const eventLog = join(scratch, "crash.log");
     writeFileSync(eventLog, "");
-    const session = await open({ tools: [mcpTools({ command: process.execPath, args: [TEST_MCP_SERVER, "crash-suite"], env: { EVENT_LOG: eventLog }, name: "crashy" })] });
+    const session = await open({
+      tools: [
+        mcpTools({ command: process.execPath, args: [TEST_MCP_SERVER, "crash-suite"], env: { EVENT_LOG: eventLog }, name: "crashy" }),
+      ],
+    });
     const errors: ToolrelayError[] = [];
     session.on("error", (error) => errors.push(error));
     expect(processesWith(TEST_MCP_SERVER, "crash-suite")).toHaveLength(1);
-    model.setScript(callInTurn([{ name: "crash", arguments: {} }, { name: "echo", arguments: { text: "still there?" } }]));
+    model.setScript(
+      callInTurn([
+        { name: "crash", arguments: {} },
+        { name: "echo", arguments: { text: "still there?" } },
+      ]),
+    );
     const from = model.requests.length;
     const result = await session.send("crash it").result;
     expect(result.stopReason).toBe("end_turn");
@@ -170,7 +190,9 @@ describe("MCP servers through toolrelay against the real app-server", () => {
   });
 
   it("a session whose MCP server cannot start fails to start with TOOL_SOURCE_FAILED and starts nothing else", async () => {
-    await expect(open({ tools: [mcpTools({ command: process.execPath, args: ["-e", "process.exit(9)"], name: "dead" })] })).rejects.toMatchObject({
+    await expect(
+      open({ tools: [mcpTools({ command: process.execPath, args: ["-e", "process.exit(9)"], name: "dead" })] }),
+    ).rejects.toMatchObject({
       code: "TOOL_SOURCE_FAILED",
       message: expect.stringContaining('MCP server "dead" did not start'),
     });

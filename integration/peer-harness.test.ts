@@ -35,7 +35,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-
 async function startRuntime(client: RawPeerClient, modelHandle: string, name: string) {
   const response = await client.request(
     {
@@ -139,16 +138,10 @@ describe("real peer harness", () => {
       fromIndex: firstModelRequest,
       timeoutMs: 1_000,
     });
-    expect(followUp.toolResults).toEqual([
-      expect.objectContaining({ toolCallId: "call_harness_1", text: "Sunny, 21 °C" }),
-    ]);
+    expect(followUp.toolResults).toEqual([expect.objectContaining({ toolCallId: "call_harness_1", text: "Sunny, 21 °C" })]);
     const answer = client.received
       .slice(mark)
-      .find(
-        (frame) =>
-          frame.type === "stream_delta" &&
-          (frame.delta as { message_type?: string }).message_type === "assistant_message",
-      );
+      .find((frame) => frame.type === "stream_delta" && (frame.delta as { message_type?: string }).message_type === "assistant_message");
     expect(answer).toMatchObject({ delta: { content: [{ type: "text", text: "done: Sunny, 21 °C" }] } });
   });
 
@@ -189,10 +182,7 @@ describe("real peer harness", () => {
     });
     await client.waitFor((frame) => frame.type === "turn_finished", { timeoutMs: 15_000, fromIndex: mark });
     const followUp = model.requests[model.requests.length - 1]!;
-    expect(followUp.toolResults.map((result) => result.text)).toEqual([
-      "External tool execution error: service down",
-      "unknown city",
-    ]);
+    expect(followUp.toolResults.map((result) => result.text)).toEqual(["External tool execution error: service down", "unknown city"]);
   });
 
   it("stops: the process exits, its HOME is removed, stop() is idempotent", async () => {
@@ -224,7 +214,12 @@ describe("real peer harness", () => {
     let peerPid = 0;
     let peerHome = "";
     try {
-      await until(() => /PEER \d+ \S+/.test(output) || probe.exitCode !== null, () => `probe output (${output})`, 30_000, 50);
+      await until(
+        () => /PEER \d+ \S+/.test(output) || probe.exitCode !== null,
+        () => `probe output (${output})`,
+        30_000,
+        50,
+      );
       const match = output.match(/PEER (\d+) (\S+)/);
       expect(match, output).not.toBeNull();
       peerPid = Number(match![1]);
@@ -297,7 +292,12 @@ describe("real peer harness", () => {
     await model.close();
     expect(isAlive(pid)).toBe(false);
     // CLI processes and their reapers are our children; none may remain.
-    await until(() => childProcessIds().length === 0, () => `no children (have ${childProcessIds().join(", ")})`, 3_000, 50);
+    await until(
+      () => childProcessIds().length === 0,
+      () => `no children (have ${childProcessIds().join(", ")})`,
+      3_000,
+      50,
+    );
   });
 });
 

@@ -8,7 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../src/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
-import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
+import {
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../test/support/scripted-model-server.js";
 import { letTimePass } from "../test/support/wait.js";
 
 function script(request: ModelRequest): ScriptedReply {
@@ -22,11 +27,18 @@ function script(request: ModelRequest): ScriptedReply {
   if (user.includes("DELEGATE")) {
     // Hold the parent's answer so that the subagent streams during the parent's turn.
     if (afterTool) return { text: "parent done", delayMs: 4_000 };
-    return { text: "delegating ", toolCalls: [{ name: "Agent", arguments: { subagent_type: "general-purpose", description: "say hi", prompt: "SUBAGENT-TASK: say hi" } }] };
+    return {
+      text: "delegating ",
+      toolCalls: [
+        { name: "Agent", arguments: { subagent_type: "general-purpose", description: "say hi", prompt: "SUBAGENT-TASK: say hi" } },
+      ],
+    };
   }
   if (user.includes("BASH")) {
     if (afterTool) return { text: "counted" };
-    return { toolCalls: [{ name: "Bash", arguments: { command: "for i in 1 2 3; do echo line$i; sleep 0.3; done", description: "count" } }] };
+    return {
+      toolCalls: [{ name: "Bash", arguments: { command: "for i in 1 2 3; do echo line$i; sleep 0.3; done", description: "count" } }],
+    };
   }
   return { text: "pong" };
 }
@@ -55,8 +67,12 @@ describe("turn events against the real app-server", () => {
     const result = await session.send("DELEGATE please").result;
     const subagent = result.events.filter((event) => event.type === "subagent");
     expect(subagent.length).toBeGreaterThan(0); // the runtime really streamed a subagent during the turn
-    expect(subagent.map((event) => event.type === "subagent" && event.event.type)).toEqual(expect.arrayContaining(["assistant", "tool-call", "tool-result"]));
-    expect(subagent.find((event) => event.type === "subagent" && event.event.type === "assistant")).toMatchObject({ event: { text: "SUBAGENT SPEAKS" } });
+    expect(subagent.map((event) => event.type === "subagent" && event.event.type)).toEqual(
+      expect.arrayContaining(["assistant", "tool-call", "tool-result"]),
+    );
+    expect(subagent.find((event) => event.type === "subagent" && event.event.type === "assistant")).toMatchObject({
+      event: { text: "SUBAGENT SPEAKS" },
+    });
     expect(result.text).toBe("delegating parent done");
     expect(result.text).not.toContain("SUBAGENT");
     expect(result.stopReason).toBe("end_turn");
@@ -69,7 +85,9 @@ describe("turn events against the real app-server", () => {
 
   it("a real Bash call's streamed snapshots give tool-output events and exactly one tool-result", async () => {
     const result = await session.send("BASH please").result;
-    const tools = result.events.filter((event) => event.type === "tool-call" || event.type === "tool-output" || event.type === "tool-result");
+    const tools = result.events.filter(
+      (event) => event.type === "tool-call" || event.type === "tool-output" || event.type === "tool-result",
+    );
     expect(tools[0]).toMatchObject({ type: "tool-call", toolName: "Bash", owner: "runtime" });
     const results = tools.filter((event) => event.type === "tool-result");
     expect(results).toEqual([expect.objectContaining({ toolName: "Bash", isError: false, text: "line1\nline2\nline3\n" })]);

@@ -11,7 +11,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRelay, type Relay } from "../src/relay/index.js";
 import { startLettaListener, type LettaListener } from "./support/letta-listener-process.js";
-import { messageText, startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
+import {
+  messageText,
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+} from "../test/support/scripted-model-server.js";
 import type { JsonFrame } from "../test/relay/support/frame-log.js";
 import { RawStatusClient } from "../test/relay/support/raw-status-client.js";
 import { registerListener } from "../test/relay/support/fake-listener.js";
@@ -144,7 +149,11 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
 
   function answer(sdk: RawStatusClient, request: JsonFrame): void {
     const input = request.input as { text?: string };
-    sdk.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: `echo: ${input.text}` }] } });
+    sdk.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: `echo: ${input.text}` }] },
+    });
   }
 
   async function expectTurnFinished(sdk: RawStatusClient, runtime: Runtime, marker: string, from = 0): Promise<void> {
@@ -235,7 +244,9 @@ describe.each(["paired", "single"] as const)("real Letta Code listener behind th
 
   it("another tenant can neither open the environment's status sockets nor re-register its device; the listener goes on undisturbed", async () => {
     const environment = relay.environment(connectionId)!;
-    await expect(RawStatusClient.connect({ url: relay.url, connectionId, apiKey: OTHER_TENANT_KEY, sessionId: `intruder-${mode}` })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      RawStatusClient.connect({ url: relay.url, connectionId, apiKey: OTHER_TENANT_KEY, sessionId: `intruder-${mode}` }),
+    ).rejects.toMatchObject({ status: 404 });
     const { status } = await registerListener(relay.httpUrl, OTHER_TENANT_KEY, {
       deviceId: environment.deviceId,
       listenerInstanceId: environment.listenerInstanceId,

@@ -130,7 +130,10 @@ describe("a cloud session on an SDK-managed sandbox", () => {
     const result = await session.send(call("record_pid", { label: "pair-2" })).result;
     expect(result.stopReason).toBe("end_turn");
     expect(toolCallId).not.toBe("");
-    const followUps = stack.modelRequests().slice(from).filter((request) => request.toolResults.some((entry) => entry.toolCallId === toolCallId));
+    const followUps = stack
+      .modelRequests()
+      .slice(from)
+      .filter((request) => request.toolResults.some((entry) => entry.toolCallId === toolCallId));
     expect(followUps).toHaveLength(1);
     const [next] = followUps;
     expect(next!.assistantToolCalls).toContainEqual({ id: toolCallId, name: "record_pid" });
@@ -145,12 +148,21 @@ describe("a cloud session on an SDK-managed sandbox", () => {
     const from = stack.modelRequests().length;
     const bash = `pwd; echo "HOME=$HOME"; ls ${callerDir} 2>&1; cat ${canaryPath} 2>&1; echo "caller env: \${${CALLER_ENV_CANARY}:-unset}"; cat ${join(process.cwd(), "package.json")} 2>&1; echo made-in-sandbox > made.txt; ls /tmp`;
     const result = await session.send(
-      [call("Read", { file_path: canaryPath }), call("Bash", { command: bash, description: "look around" }), call("read_caller_file", { name: "canary.txt" })].join("\n"),
+      [
+        call("Read", { file_path: canaryPath }),
+        call("Bash", { command: bash, description: "look around" }),
+        call("read_caller_file", { name: "canary.txt" }),
+      ].join("\n"),
     ).result;
     expect(result.stopReason).toBe("end_turn");
-    const results = stack.modelRequests().slice(from).flatMap((request) => request.toolResults.map((entry) => entry.text));
+    const results = stack
+      .modelRequests()
+      .slice(from)
+      .flatMap((request) => request.toolResults.map((entry) => entry.text));
     const [readText, bashText, clientText] = [results[0] ?? "", results[1] ?? "", results[2] ?? ""];
-    console.info(`[sandbox] what the sandbox saw:\n--- Read ${canaryPath} ---\n${readText}\n--- Bash ---\n${bashText}\n--- read_caller_file (client tool) ---\n${clientText}`);
+    console.info(
+      `[sandbox] what the sandbox saw:\n--- Read ${canaryPath} ---\n${readText}\n--- Bash ---\n${bashText}\n--- read_caller_file (client tool) ---\n${clientText}`,
+    );
     expect(readText).not.toContain(fileCanary);
     expect(readText.toLowerCase()).toMatch(/not exist|no such file|not found|enoent/);
     expect(bashText).not.toContain(fileCanary);
@@ -178,7 +190,9 @@ describe("every failure of a callback settles and the turn ends within seconds",
   afterAll(() => {
     if (table.length === 0) return;
     const lines = table.map((row) => `| ${row.scenario} | ${row.outcome} | ${row.stopReason} | ${row.ms} |`);
-    console.info(`[sandbox] outcome → time (send → turn end)\n| scenario | call outcome | stop reason | ms |\n| --- | --- | --- | --- |\n${lines.join("\n")}`);
+    console.info(
+      `[sandbox] outcome → time (send → turn end)\n| scenario | call outcome | stop reason | ms |\n| --- | --- | --- | --- |\n${lines.join("\n")}`,
+    );
   });
 
   async function measure(scenario: string, message: string, onStart?: (turn: Turn) => Promise<unknown> | undefined): Promise<OutcomeRow> {
@@ -210,11 +224,17 @@ describe("every failure of a callback settles and the turn ends within seconds",
   }, 30_000);
 
   it("the callback rejects with a non-Error → tool-error", async () => {
-    await expect(measure("callback rejects (not an Error)", call("reject_plain", {}))).resolves.toMatchObject({ outcome: "tool-error", stopReason: "end_turn" });
+    await expect(measure("callback rejects (not an Error)", call("reject_plain", {}))).resolves.toMatchObject({
+      outcome: "tool-error",
+      stopReason: "end_turn",
+    });
   }, 30_000);
 
   it("the callback passes its deadline → timeout result, the turn goes on", async () => {
-    await expect(measure("callback timeout (300 ms)", call("too_slow", {}))).resolves.toMatchObject({ outcome: "timeout", stopReason: "end_turn" });
+    await expect(measure("callback timeout (300 ms)", call("too_slow", {}))).resolves.toMatchObject({
+      outcome: "timeout",
+      stopReason: "end_turn",
+    });
   }, 30_000);
 
   it("the turn is aborted mid-call → cancelled", async () => {
@@ -237,10 +257,16 @@ describe("every failure of a callback settles and the turn ends within seconds",
   }, 30_000);
 
   it("the sandbox's listener reconnects mid-call → the answer reaches it", async () => {
-    const readyLines = () => stack.relayOutput().split("\n").filter((line) => line.includes("relay: listener ready") && line.includes(session.connectionId)).length;
+    const readyLines = () =>
+      stack
+        .relayOutput()
+        .split("\n")
+        .filter((line) => line.includes("relay: listener ready") && line.includes(session.connectionId)).length;
     const before = readyLines();
     const row = await measure("sandbox reconnect (listener sockets closed)", call("long_wait", { ms: 800 }), async () => {
-      await expect(stack.hook("close-listener", { connectionId: session.connectionId, code: 1012, reason: "forced sandbox reconnect" })).resolves.toEqual({ closed: true });
+      await expect(
+        stack.hook("close-listener", { connectionId: session.connectionId, code: 1012, reason: "forced sandbox reconnect" }),
+      ).resolves.toEqual({ closed: true });
     });
     expect(row).toMatchObject({ outcome: "ok", stopReason: "end_turn" });
     expect(readyLines()).toBe(before + 1);
@@ -265,7 +291,9 @@ describe("two sandboxes × two conversations, concurrently", () => {
         },
       });
     const sessions = await Promise.all(
-      [0, 0, 1, 1].map((agent, index) => createSession(sandboxSessionOptions(stack, { agent: { id: agents[agent]! }, tools: [scoped(index)] }))),
+      [0, 0, 1, 1].map((agent, index) =>
+        createSession(sandboxSessionOptions(stack, { agent: { id: agents[agent]! }, tools: [scoped(index)] })),
+      ),
     );
     try {
       const [a1, a2, b1, b2] = sessions;
@@ -294,7 +322,8 @@ describe("two sandboxes × two conversations, concurrently", () => {
         expect(entry.agentId).toBe(agents[entry.session < 2 ? 0 : 1]);
       }
       const listed = await stack.environments();
-      for (const entry of [a1, b1]) expect(listed).toContainEqual(expect.objectContaining({ deviceId: entry!.sandbox!.deviceId, connectionId: expect.any(String) }));
+      for (const entry of [a1, b1])
+        expect(listed).toContainEqual(expect.objectContaining({ deviceId: entry!.sandbox!.deviceId, connectionId: expect.any(String) }));
     } finally {
       await Promise.all(sessions.map((entry) => entry.close()));
     }

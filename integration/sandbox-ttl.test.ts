@@ -41,7 +41,12 @@ describe("sandbox TTL", () => {
       expect(one.text).toContain("noted before-expiry");
       expect(await stack.environments()).toContainEqual(expect.objectContaining({ deviceId }));
       // Nothing refreshes it now: the relay reaps it once its TTL minute is up.
-      await expect.poll(async () => (await stack.sandboxes()).some((entry) => entry.sandboxId === sandboxId), { timeout: 3 * MINUTE_MS, interval: 200 }).toBe(false);
+      await expect
+        .poll(async () => (await stack.sandboxes()).some((entry) => entry.sandboxId === sandboxId), {
+          timeout: 3 * MINUTE_MS,
+          interval: 200,
+        })
+        .toBe(false);
       await expect.poll(() => existsSync(directory), { timeout: 5_000 }).toBe(false);
       expect((await stack.environments()).some((entry) => entry.deviceId === deviceId)).toBe(false);
 
@@ -54,7 +59,12 @@ describe("sandbox TTL", () => {
       expect(error).toMatchObject({ details: { sandboxId, agentId: first.agentId, conversationId: first.conversationId } });
       expect((error as Error).message).toContain(`conversation: "${first.conversationId}"`);
       // Failed before the turn: the message never reached the model.
-      expect(stack.modelRequests().slice(requestsBefore).some((request) => request.lastUserText.includes("after-expiry"))).toBe(false);
+      expect(
+        stack
+          .modelRequests()
+          .slice(requestsBefore)
+          .some((request) => request.lastUserText.includes("after-expiry")),
+      ).toBe(false);
     } finally {
       await first.close();
     }
@@ -80,7 +90,12 @@ describe("sandbox TTL", () => {
   }, 120_000);
 
   it("refreshes keep a sandbox alive well past its TTL", async () => {
-    const session = await createSession(sandboxSessionOptions(stack, { sandbox: { createRoute: "sandboxes", ttlMinutes: 1, refreshIntervalMs: 500, terminateOnClose: true }, tools: [note] }));
+    const session = await createSession(
+      sandboxSessionOptions(stack, {
+        sandbox: { createRoute: "sandboxes", ttlMinutes: 1, refreshIntervalMs: 500, terminateOnClose: true },
+        tools: [note],
+      }),
+    );
     try {
       const sandboxId = session.sandbox!.sandboxId;
       await new Promise((resolve) => setTimeout(resolve, 1.5 * MINUTE_MS));

@@ -63,7 +63,12 @@ function offeredParameters(from: number, name: string): Record<string, unknown> 
 describe("JSON Schema and valibot tools against the real app-server", () => {
   it("a JSON Schema tool: the offered schema is the tool's, every keyword kept; bad input refused with the failing paths", async () => {
     let calls = 0;
-    const order = defineTool({ name: "place_order", description: "Places an order", inputSchema: orderSchema, execute: () => `placed ${++calls}` });
+    const order = defineTool({
+      name: "place_order",
+      description: "Places an order",
+      inputSchema: orderSchema,
+      execute: () => `placed ${++calls}`,
+    });
     model.setScript(callOnce("place_order", { customer: { tier: "gold" }, items: [{ sku: "abc", quantity: 0 }] }));
     const session = await open({ tools: [order] });
     const from = model.requests.length;
@@ -74,7 +79,7 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
       [
         "Error: invalid input for tool place_order:",
         "- customer.name: is required",
-        "- customer.tier: must be one of \"free\", \"pro\", \"enterprise\"",
+        '- customer.tier: must be one of "free", "pro", "enterprise"',
         '- items[0].sku: must match pattern "^[A-Z]{3}-\\d{3}$"',
         "- items[0].quantity: must be >= 1",
         "Fix the arguments and call again.",
@@ -162,7 +167,10 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
     const tools = fromAiSdkTools({
       convert_currency: tool({
         description: "Converts an amount between currencies",
-        inputSchema: z.object({ amount: z.number().positive().describe("How much"), to: z.enum(["EUR", "NOK"]).describe("Target currency") }),
+        inputSchema: z.object({
+          amount: z.number().positive().describe("How much"),
+          to: z.enum(["EUR", "NOK"]).describe("Target currency"),
+        }),
         execute: async ({ amount, to }) => ({ amount: amount * 2, currency: to }),
       }),
     });
@@ -189,10 +197,23 @@ describe("JSON Schema and valibot tools against the real app-server", () => {
       frames.push(frame);
       return send(frame);
     };
-    const quick = defineTool({ name: "quick_tool", description: "Answers quickly", inputSchema: { type: "object" }, timeoutMs: 500, execute: () => "quick" });
-    const normal = defineTool({ name: "normal_tool", description: "Uses the session default", inputSchema: { type: "object" }, execute: () => "normal" });
+    const quick = defineTool({
+      name: "quick_tool",
+      description: "Answers quickly",
+      inputSchema: { type: "object" },
+      timeoutMs: 500,
+      execute: () => "quick",
+    });
+    const normal = defineTool({
+      name: "normal_tool",
+      description: "Uses the session default",
+      inputSchema: { type: "object" },
+      execute: () => "normal",
+    });
     const session = await open({ backend: { kind: "link", link }, tools: [quick, normal], toolTimeoutMs: 45_000 });
-    const start = frames.find((frame) => frame.type === "runtime_start") as { external_tools: Array<{ tools: Array<{ name: string; timeout_ms: number }> }> };
+    const start = frames.find((frame) => frame.type === "runtime_start") as {
+      external_tools: Array<{ tools: Array<{ name: string; timeout_ms: number }> }>;
+    };
     expect(start.external_tools[0]!.tools.map((tool) => [tool.name, tool.timeout_ms])).toEqual([
       ["quick_tool", 1_000],
       ["normal_tool", 45_000],

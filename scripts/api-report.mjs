@@ -9,8 +9,13 @@
 //
 // A failing check prints the diff; run `npm run api:update`, review the change to api/*.api.md
 // and commit it with the code that changed the surface.
+//
+// The declaration bundler names shared chunks with a content hash (dist/session-c_ye2b2u.d.ts),
+// and API Extractor's warnings name the chunk with a line and column. Both change with any edit
+// elsewhere in the chunk, so the committed report names the chunk without its hash and without
+// the position: `// dist/session.d.ts - (ae-undocumented) Missing documentation for "kind".`
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,6 +48,7 @@ if (!process.argv.includes("--no-build")) {
 }
 
 const temp = mkdtempSync(join(tmpdir(), "toolrelay-api-report-"));
+mkdirSync(join(temp, "reports"));
 const failures = [];
 try {
   for (const entry of entryPoints(manifest)) {
@@ -71,7 +77,7 @@ try {
         apiReport: {
           enabled: true,
           reportFileName: entry.reportFileName,
-          reportFolder: join(root, "api"),
+          reportFolder: join(temp, "reports"),
           reportTempFolder: temp,
           includeForgottenExports: false,
         },
@@ -95,22 +101,37 @@ try {
       },
     });
     const result = Extractor.invoke(config, {
-      localBuild: update,
+      // Always written to the temporary folder; the comparison with api/ is done below, on the
+      // normalized text.
+      localBuild: true,
       showVerboseMessages: false,
-      printApiReportDiff: !update,
+      printApiReportDiff: false,
       messageCallback(message) {
         // The bundled compiler is the TypeScript this repository uses (5.9); say nothing about it.
         if (message.messageId === "console-compiler-version-notice") message.logLevel = "none";
+        // The report is written to the temporary folder first; this script says what it did with it.
+        if (message.messageId.startsWith("console-api-report")) message.logLevel = "none";
       },
     });
     const report = `api/${entry.reportFileName}.api.md`;
-    if (!result.succeeded || (!update && result.apiReportChanged)) {
+    const built = join(temp, "reports", `${entry.reportFileName}.api.md`);
+    if (!result.succeeded || !existsSync(built)) {
       failures.push(report);
-      console.error(
-        `api-report: ${report} ${result.apiReportChanged ? "differs from the built surface" : "failed"} (${result.errorCount} errors, ${result.warningCount} warnings)`,
-      );
+      console.error(`api-report: ${report} failed (${result.errorCount} errors, ${result.warningCount} warnings)`);
+      continue;
+    }
+    const fresh = normalizeReport(readFileSync(built, "utf8"));
+    const committedPath = join(root, report);
+    const committed = existsSync(committedPath) ? readFileSync(committedPath, "utf8") : "";
+    if (fresh === committed) {
+      console.log(`api-report: ${report} up to date`);
+    } else if (update) {
+      writeFileSync(committedPath, fresh);
+      console.log(`api-report: ${report} updated`);
     } else {
-      console.log(`api-report: ${report} ${update && result.apiReportChanged ? "updated" : "up to date"}`);
+      failures.push(report);
+      printDiff(report, committed, fresh);
+      console.error(`api-report: ${report} differs from the built surface`);
     }
   }
 } finally {
@@ -119,4 +140,28 @@ try {
 if (failures.length > 0) {
   console.error(`\napi-report: ${failures.length} report(s) differ. Review the change, then \`npm run api:update\` and commit api/.`);
   process.exit(1);
+}
+
+/** The report without the chunk hashes and warning positions (see the top of this file). */
+export function normalizeReport(text) {
+  return text
+    .replace(/dist\/([\w/.-]+?)-[A-Za-z0-9_-]{8}(\.d\.c?ts)(?::\d+:\d+)?/g, "dist/$1$2")
+    .replace(/(dist\/[\w/.-]+\.d\.c?ts):\d+:\d+/g, "$1");
+}
+
+/** The lines only one side has, in order (a report is short enough for a plain walk). */
+function printDiff(report, before, after) {
+  const afterLines = new Set(after.split("\n"));
+  const beforeLines = new Set(before.split("\n"));
+  const lines = [
+    ...before
+      .split("\n")
+      .filter((line) => !afterLines.has(line))
+      .map((line) => `- ${line}`),
+    ...after
+      .split("\n")
+      .filter((line) => !beforeLines.has(line))
+      .map((line) => `+ ${line}`),
+  ];
+  console.error(`--- ${report} (committed)\n+++ ${report} (built)\n${lines.join("\n")}`);
 }

@@ -63,7 +63,13 @@ async function oneRun(stack: CloudStack, index: number): Promise<RunReport> {
     if (duplicates > 0) problems.push(`${duplicates} duplicate row(s)`);
     return { passed: problems.length === 0, rows: run.rows.length, duplicates, durationMs: Date.now() - started, why: problems.join("; ") };
   } catch (error) {
-    return { passed: false, rows: 0, duplicates: 0, durationMs: Date.now() - started, why: String((error as Error)?.message ?? error).split("\n")[0]! };
+    return {
+      passed: false,
+      rows: 0,
+      duplicates: 0,
+      durationMs: Date.now() - started,
+      why: String((error as Error)?.message ?? error).split("\n")[0]!,
+    };
   }
 }
 

@@ -65,7 +65,6 @@ export type ToolrelayErrorCode =
    */
   | "SANDBOX_NOT_READY";
 
-
 /** What a {@link ToolrelayError} carries besides its code and message. */
 export interface ToolrelayErrorOptions {
   cause?: unknown;

@@ -41,7 +41,9 @@ export class BenchLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     const text = encodeFrame(frame, trusted);
     if (frame.type === "runtime_start") {
       const requestId = (frame as { request_id: string }).request_id;
-      queueMicrotask(() => this.receive(JSON.stringify({ type: "runtime_start_response", request_id: requestId, success: true, runtime: BENCH_RUNTIME })));
+      queueMicrotask(() =>
+        this.receive(JSON.stringify({ type: "runtime_start_response", request_id: requestId, success: true, runtime: BENCH_RUNTIME })),
+      );
     } else if (frame.type === "external_tool_call_response") {
       this.responses++;
       this.onResponse?.(frame.request_id, text);

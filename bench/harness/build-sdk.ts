@@ -26,7 +26,16 @@ export interface SdkBundles {
 export async function buildSdkBundles(): Promise<SdkBundles> {
   const outdir = resolve(REPO_ROOT, "bench/.build", String(process.pid));
   const remove = () => rmSync(outdir, { recursive: true, force: true });
-  const common = { bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", logLevel: "silent", outdir, outExtension: { ".js": ".mjs" } } as const;
+  const common = {
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    logLevel: "silent",
+    outdir,
+    outExtension: { ".js": ".mjs" },
+  } as const;
   await build({ ...common, entryPoints: { sdk: resolve(REPO_ROOT, "bench/harness/sdk-entry.ts") } });
   const sdk = resolve(outdir, "sdk.mjs");
   process.env[SDK_BUNDLE_ENV] = sdk;

@@ -54,7 +54,10 @@ export class BenchChild {
       onReady = resolveReady;
       onFail = rejectReady;
     });
-    const readyTimer = setTimeout(() => onFail(new Error(`${script}: no ready message within ${options.readyTimeoutMs ?? 20_000} ms`)), options.readyTimeoutMs ?? 20_000);
+    const readyTimer = setTimeout(
+      () => onFail(new Error(`${script}: no ready message within ${options.readyTimeoutMs ?? 20_000} ms`)),
+      options.readyTimeoutMs ?? 20_000,
+    );
     this.process.on("message", (message: ChildAnswer) => {
       if (message.type === "ready") {
         clearTimeout(readyTimer);

@@ -65,11 +65,19 @@ export async function startBaselineClient(
       if (frame.type === "external_tool_call_request") {
         if (options.spinMicros) spin(options.spinMicros());
         const text = noop(frame.input);
-        socket.send(JSON.stringify({ type: "external_tool_call_response", request_id: frame.request_id, result: { content: [{ type: "text", text }] } }));
+        socket.send(
+          JSON.stringify({
+            type: "external_tool_call_response",
+            request_id: frame.request_id,
+            result: { content: [{ type: "text", text }] },
+          }),
+        );
       } else if (frame.type === "runtime_start_response") resolve();
     });
   });
-  socket.send(JSON.stringify({ type: "runtime_start", request_id: "baseline-start", agent_id: "agent-bench", client_info: { name: label } }));
+  socket.send(
+    JSON.stringify({ type: "runtime_start", request_id: "baseline-start", agent_id: "agent-bench", client_info: { name: label } }),
+  );
   await withDeadline(registered, timeoutMs, "baseline runtime_start_response");
   return {
     label,
@@ -130,7 +138,12 @@ export async function startSdkMcpClient(url: string, label = "toolrelay+mcp"): P
   });
   let session: Session;
   try {
-    session = await createSession({ backend: { kind: "local", url }, agent: { id: "agent-bench" }, tools: [forwarding], clientInfo: { name: label } });
+    session = await createSession({
+      backend: { kind: "local", url },
+      agent: { id: "agent-bench" },
+      tools: [forwarding],
+      clientInfo: { name: label },
+    });
   } catch (error) {
     await mcp.close();
     throw error;

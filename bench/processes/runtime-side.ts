@@ -86,7 +86,12 @@ async function latency(label: string, iterations: number, toolName: string): Pro
   return samples;
 }
 
-async function throughput(label: string, total: number, inFlight: number, toolName: string): Promise<{ elapsedMs: number; samples: Float64Array }> {
+async function throughput(
+  label: string,
+  total: number,
+  inFlight: number,
+  toolName: string,
+): Promise<{ elapsedMs: number; samples: Float64Array }> {
   const target = peer(label);
   const samples = new Float64Array(total);
   let started = 0;
@@ -136,7 +141,10 @@ const parent = serveParent(async (cmd, message) => {
       return { sent: flood(message.label as string, message.count as number, toolName) };
     case "connect": {
       // Dial out as a listener (behind a relay or a raw forwarder).
-      const socket = new WebSocket(message.url as string, { perMessageDeflate: false, headers: (message.headers as Record<string, string>) ?? {} });
+      const socket = new WebSocket(message.url as string, {
+        perMessageDeflate: false,
+        headers: (message.headers as Record<string, string>) ?? {},
+      });
       outgoing.push(socket);
       attach(socket);
       await new Promise<void>((resolve, reject) => {
@@ -153,7 +161,12 @@ const parent = serveParent(async (cmd, message) => {
       const response = await fetch(`${httpUrl}/v1/environments/register`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ deviceId, connectionName: "toolrelay-bench", listenerInstanceId: "bench", metadata: { environmentMessageProtocol: "v2-input" } }),
+        body: JSON.stringify({
+          deviceId,
+          connectionName: "toolrelay-bench",
+          listenerInstanceId: "bench",
+          metadata: { environmentMessageProtocol: "v2-input" },
+        }),
       });
       if (response.status !== 200) throw new Error(`relay register: HTTP ${response.status}`);
       const answer = (await response.json()) as { connectionId: string; wsUrl: string };

@@ -105,7 +105,13 @@ async function measureBaseline(count: number): Promise<ScaleMeasurement> {
     void hangUntilAborted(controller.signal).then((value) => {
       settledHandlers++;
       if (!pending.delete(frame.request_id)) return;
-      write(JSON.stringify({ type: "external_tool_call_response", request_id: frame.request_id, result: { content: [{ type: "text", text: value }] } }));
+      write(
+        JSON.stringify({
+          type: "external_tool_call_response",
+          request_id: frame.request_id,
+          result: { content: [{ type: "text", text: value }] },
+        }),
+      );
     });
   };
   for (let n = 0; n < 2_000; n++) {
@@ -124,12 +130,26 @@ async function measureBaseline(count: number): Promise<ScaleMeasurement> {
   for (const [requestId, controller] of pending) {
     pending.delete(requestId);
     controller.abort();
-    write(JSON.stringify({ type: "external_tool_call_response", request_id: requestId, result: { content: [{ type: "text", text: "cancelled" }], is_error: true } }));
+    write(
+      JSON.stringify({
+        type: "external_tool_call_response",
+        request_id: requestId,
+        result: { content: [{ type: "text", text: "cancelled" }], is_error: true },
+      }),
+    );
   }
   const closeMs = performance.now() - closeStarted;
   while (settledHandlers < count + 2_000) await tick();
   const allSettledMs = performance.now() - closeStarted;
-  return { variant: "baseline", count, bytesPerCall: (after - before) / count, closeMs, allSettledMs, responses: responses - responsesBefore, floodMs };
+  return {
+    variant: "baseline",
+    count,
+    bytesPerCall: (after - before) / count,
+    closeMs,
+    allSettledMs,
+    responses: responses - responsesBefore,
+    floodMs,
+  };
 }
 
 const parent = serveParent(async (cmd, message) => {

@@ -19,8 +19,20 @@ export interface RelayFloodConfig {
   repetitions: number;
 }
 
-export const fullRelayFloodConfig: RelayFloodConfig = { smallFrames: 100_000, largeFrames: 16, largeFrameBytes: 8 * 1024 * 1024, quietRoundTrips: 2_000, repetitions: 3 };
-export const quickRelayFloodConfig: RelayFloodConfig = { smallFrames: 2_000, largeFrames: 2, largeFrameBytes: 1024 * 1024, quietRoundTrips: 100, repetitions: 1 };
+export const fullRelayFloodConfig: RelayFloodConfig = {
+  smallFrames: 100_000,
+  largeFrames: 16,
+  largeFrameBytes: 8 * 1024 * 1024,
+  quietRoundTrips: 2_000,
+  repetitions: 3,
+};
+export const quickRelayFloodConfig: RelayFloodConfig = {
+  smallFrames: 2_000,
+  largeFrames: 2,
+  largeFrameBytes: 1024 * 1024,
+  quietRoundTrips: 100,
+  repetitions: 1,
+};
 
 function medianRun(runs: FloodRatioResult[]): FloodRatioResult {
   return [...runs].sort((a, b) => a.ratio - b.ratio)[Math.floor(runs.length / 2)]!;
@@ -46,7 +58,15 @@ export async function runRelayFlood(config: RelayFloodConfig, log: Log): Promise
   const large: FloodRatioResult[] = [];
   for (let repetition = 0; repetition < config.repetitions; repetition++) {
     small.push(await measureFloodRatio({ frames: config.smallFrames, quietRoundTrips: config.quietRoundTrips, log }));
-    large.push(await measureFloodRatio({ frames: config.largeFrames, padBytes: config.largeFrameBytes, quietRoundTrips: config.quietRoundTrips, warmup: 100, log }));
+    large.push(
+      await measureFloodRatio({
+        frames: config.largeFrames,
+        padBytes: config.largeFrameBytes,
+        quietRoundTrips: config.quietRoundTrips,
+        warmup: 100,
+        log,
+      }),
+    );
     log(`relay flood: run ${repetition + 1} of ${config.repetitions} done`);
   }
   const smallResult = medianRun(small);
@@ -55,7 +75,12 @@ export async function runRelayFlood(config: RelayFloodConfig, log: Log): Promise
     name: "relay-flood",
     rows: [
       row(`p99 during ${config.smallFrames.toLocaleString("en")} small frames from another tenant`, smallResult, small, true),
-      row(`p99 during ${config.largeFrames} frames of ${config.largeFrameBytes / (1024 * 1024)} MiB from another tenant`, largeResult, large, false),
+      row(
+        `p99 during ${config.largeFrames} frames of ${config.largeFrameBytes / (1024 * 1024)} MiB from another tenant`,
+        largeResult,
+        large,
+        false,
+      ),
     ],
     notes: [
       "Relay under a flood: four processes on loopback — the reference relay (CLI from src/ through tsx, two tenants, one-socket listener mode, heartbeat off), the flooding tenant (test/relay/support/flood-process.ts: registers its own environment, a raw listener socket that discards, a raw SDK status socket bound to its runtime, writes pre-masked `sync` frames as fast as TCP takes them), and in the bench process the victim tenant's listener (answers `sync` with `sync_response`) and SDK client (one `sync` at a time, every `seq` acked).",

@@ -87,7 +87,11 @@ export async function runRelayHop(config: RelayHopConfig, log: Log): Promise<Sui
     clients.push(await startSdkClient(forwardUrl, "toolrelay-fwd"));
     let relayLabel: string | undefined;
     try {
-      const { connectionId } = (await runtime.request("registerRelay", { httpUrl: relayHttpUrl, apiKey: RELAY_BENCH_KEY }, 20_000)) as unknown as {
+      const { connectionId } = (await runtime.request(
+        "registerRelay",
+        { httpUrl: relayHttpUrl, apiKey: RELAY_BENCH_KEY },
+        20_000,
+      )) as unknown as {
         connectionId: string;
       };
       const session = await createSession({
@@ -100,7 +104,10 @@ export async function runRelayHop(config: RelayHopConfig, log: Log): Promise<Sui
       clients.push({ label: "toolrelay-relay", close: () => session.close() });
       relayLabel = "toolrelay-relay";
     } catch (error) {
-      return pendingRelayResult(`the relay did not carry a session: ${error instanceof Error ? error.message : String(error)}`, (performance.now() - started) / 1000);
+      return pendingRelayResult(
+        `the relay did not carry a session: ${error instanceof Error ? error.message : String(error)}`,
+        (performance.now() - started) / 1000,
+      );
     }
     const labels = clients.map((client) => client.label);
     const latency = await latencyRounds(runtime, labels, config);

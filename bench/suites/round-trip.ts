@@ -115,18 +115,31 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
     const figures = new Map<string, VariantFigures>(
       labels.map((label) => [
         label,
-        { latency: summarize(latency.get(label)!), rates: rates.get(label)!, rate: summarize(rates.get(label)!), loaded: summarize(loaded.get(label)!) },
+        {
+          latency: summarize(latency.get(label)!),
+          rates: rates.get(label)!,
+          rate: summarize(rates.get(label)!),
+          loaded: summarize(loaded.get(label)!),
+        },
       ]),
     );
     return {
       name: "round-trip",
       rows: [
         ...roundTripRows(figures, config),
-        ...(handling ? handlingRows(handling.base, handling.sdk, summarize(latency.get("baseline+spin")!), figures.get("baseline")!.latency, spinMicros) : []),
+        ...(handling
+          ? handlingRows(
+              handling.base,
+              handling.sdk,
+              summarize(latency.get("baseline+spin")!),
+              figures.get("baseline")!.latency,
+              spinMicros,
+            )
+          : []),
       ],
       notes: [
         `Runtime side: bench/processes/runtime-side.ts, a separate Node process with a \`ws\` server on 127.0.0.1 that answers \`runtime_start\` like the app-server, sends \`external_tool_call_request\` frames (distinct \`tool_call_id\`s, input \`{}\`) and times each until its \`external_tool_call_response\` arrives (\`process.hrtime\`). All clients are connected to it at once; ${config.rounds} rounds alternate between them in rotating order, ${config.iterationsPerRound} sequential round trips per client per round, after ${config.warmupIterations} warm-up round trips each; samples are pooled.`,
-        "Baseline: a raw `ws` client in the bench process — `JSON.parse`, call the no-op, `JSON.stringify` the response, `send`; no validation (bench/harness/clients.ts). toolrelay: `createSession({ backend: { kind: \"local\", url } })` with a `defineTool` no-op (zod input `z.object({})`). toolrelay → MCP stdio: the same session whose tool calls an MCP stdio server child process (`@modelcontextprotocol/sdk` 1.32 `Client` + `StdioClientTransport`, bench/processes/mcp-noop-server.mjs).",
+        'Baseline: a raw `ws` client in the bench process — `JSON.parse`, call the no-op, `JSON.stringify` the response, `send`; no validation (bench/harness/clients.ts). toolrelay: `createSession({ backend: { kind: "local", url } })` with a `defineTool` no-op (zod input `z.object({})`). toolrelay → MCP stdio: the same session whose tool calls an MCP stdio server child process (`@modelcontextprotocol/sdk` 1.32 `Client` + `StdioClientTransport`, bench/processes/mcp-noop-server.mjs).',
         `Throughput: the runtime side keeps ${config.inFlight} calls in flight on one connection (a new call as each answer arrives), ${config.throughputCalls} calls per batch (${config.mcpThroughputCalls} for the MCP variant), ${config.throughputRounds} batches per client in rotating order after one warm-up batch each; the figure is the median batch rate.`,
         ...(config.handling
           ? [
@@ -138,9 +151,18 @@ export async function runRoundTrip(config: RoundTripConfig, log: Log): Promise<S
       seconds: (performance.now() - started) / 1000,
       details: {
         ...Object.fromEntries(
-          [...figures].map(([label, value]) => [label, { latencyMicros: value.latency, ratesPerSecond: value.rates, loadedLatencyMicros: value.loaded }]),
+          [...figures].map(([label, value]) => [
+            label,
+            { latencyMicros: value.latency, ratesPerSecond: value.rates, loadedLatencyMicros: value.loaded },
+          ]),
         ),
-        ...(handling ? { handlingMicros: { baseline: handling.base, toolrelay: handling.sdk }, controlSpinMicros: spinMicros, controlLatencyMicros: summarize(latency.get("baseline+spin")!) } : {}),
+        ...(handling
+          ? {
+              handlingMicros: { baseline: handling.base, toolrelay: handling.sdk },
+              controlSpinMicros: spinMicros,
+              controlLatencyMicros: summarize(latency.get("baseline+spin")!),
+            }
+          : {}),
       },
     };
   } finally {

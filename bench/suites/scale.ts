@@ -43,7 +43,8 @@ export async function runScale(config: ScaleConfig, log: Log): Promise<SuiteResu
     for (const count of config.counts) {
       for (const variant of repetition % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
         const result = await measure(variant, count);
-        if (result.responses !== count) throw new Error(`scale: ${variant} wrote ${result.responses} responses for ${count} calls on close`);
+        if (result.responses !== count)
+          throw new Error(`scale: ${variant} wrote ${result.responses} responses for ${count} calls on close`);
         const byCount = figures[variant]!;
         byCount[count] = [...(byCount[count] ?? []), result];
       }

@@ -34,21 +34,39 @@ export const quickSchemaValidationConfig: SchemaValidationConfig = { rounds: 2, 
 
 const orderZod = z.object({
   customer: z.strictObject({ name: z.string().min(1).max(80), tier: z.enum(["free", "pro", "enterprise"]).default("free") }),
-  items: z.array(z.object({ sku: z.string().regex(/^[A-Z]{3}-\d{3}$/), quantity: z.number().int().min(1).max(10).default(1) })).min(1).max(3),
+  items: z
+    .array(z.object({ sku: z.string().regex(/^[A-Z]{3}-\d{3}$/), quantity: z.number().int().min(1).max(10).default(1) }))
+    .min(1)
+    .max(3),
   "gift note": z.string().max(20).optional(),
 });
 
 const orderValibot = v.object({
-  customer: v.strictObject({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(80)), tier: v.optional(v.picklist(["free", "pro", "enterprise"]), "free") }),
+  customer: v.strictObject({
+    name: v.pipe(v.string(), v.minLength(1), v.maxLength(80)),
+    tier: v.optional(v.picklist(["free", "pro", "enterprise"]), "free"),
+  }),
   items: v.pipe(
-    v.array(v.object({ sku: v.pipe(v.string(), v.regex(/^[A-Z]{3}-\d{3}$/)), quantity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10)), 1) })),
+    v.array(
+      v.object({
+        sku: v.pipe(v.string(), v.regex(/^[A-Z]{3}-\d{3}$/)),
+        quantity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10)), 1),
+      }),
+    ),
     v.minLength(1),
     v.maxLength(3),
   ),
   "gift note": v.optional(v.pipe(v.string(), v.maxLength(20))),
 });
 
-const validInput = { customer: { name: "Ada Lovelace", tier: "pro" }, items: [{ sku: "ABC-123", quantity: 2 }, { sku: "XYZ-999", quantity: 1 }], "gift note": "ring twice" };
+const validInput = {
+  customer: { name: "Ada Lovelace", tier: "pro" },
+  items: [
+    { sku: "ABC-123", quantity: 2 },
+    { sku: "XYZ-999", quantity: 1 },
+  ],
+  "gift note": "ring twice",
+};
 const invalidInput = { customer: { tier: "gold", nickname: "x" }, items: [{ sku: "abc", quantity: 0 }] };
 
 type Check = (input: unknown) => unknown;
@@ -109,7 +127,10 @@ export async function runSchemaValidation(config: SchemaValidationConfig, log: L
   const checks = validators();
   const rows: ResultRow[] = [];
   const details: Record<string, unknown> = {};
-  for (const [label, input] of [["valid input", validInput], ["invalid input (4 issues)", invalidInput]] as const) {
+  for (const [label, input] of [
+    ["valid input", validInput],
+    ["invalid input (4 issues)", invalidInput],
+  ] as const) {
     log(`schema-validation: ${label}`);
     const figures = perCall(checks, input, config);
     details[label] = figures;

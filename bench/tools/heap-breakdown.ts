@@ -19,10 +19,25 @@ const { createSessionOnLink, defineTool } = await import("../harness/sdk.js");
 const { BenchLink, toolCallRequestText } = await import("../harness/bench-link.js");
 const { hangUntilAborted, noopTool } = await import("../harness/clients.js");
 
-const hang = defineTool({ name: "hang", description: "Never answers until aborted", inputSchema: z.object({}), execute: (_input, { signal }) => hangUntilAborted(signal) });
-const ignore = defineTool({ name: "ignore", description: "Never answers", inputSchema: z.object({}), execute: () => new Promise<string>(() => undefined) });
+const hang = defineTool({
+  name: "hang",
+  description: "Never answers until aborted",
+  inputSchema: z.object({}),
+  execute: (_input, { signal }) => hangUntilAborted(signal),
+});
+const ignore = defineTool({
+  name: "ignore",
+  description: "Never answers",
+  inputSchema: z.object({}),
+  execute: () => new Promise<string>(() => undefined),
+});
 const link = new BenchLink();
-const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { id: "agent-bench" }, tools: [noopTool, hang, ignore], maxConcurrentCalls: calls + 1 });
+const session = await createSessionOnLink({
+  backend: { kind: "link", link },
+  agent: { id: "agent-bench" },
+  tools: [noopTool, hang, ignore],
+  maxConcurrentCalls: calls + 1,
+});
 for (let n = 0; n < 2_000; n++) link.receive(toolCallRequestText(n, "noop"));
 await new Promise((resolve) => setImmediate(resolve));
 

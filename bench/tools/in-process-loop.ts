@@ -40,5 +40,7 @@ for (let slice = 0; slice < slices; slice++) {
   const from = Math.floor((slice * calls) / slices);
   const to = Math.floor(((slice + 1) * calls) / slices);
   const summary = summarize(Array.from(samples.subarray(from, to)));
-  console.log(`  calls ${from}–${to}: p50 ${summary.p50.toFixed(1)}  p90 ${summary.p90.toFixed(1)}  p99 ${summary.p99.toFixed(1)}  mean ${summary.mean.toFixed(1)}`);
+  console.log(
+    `  calls ${from}–${to}: p50 ${summary.p50.toFixed(1)}  p90 ${summary.p90.toFixed(1)}  p99 ${summary.p99.toFixed(1)}  mean ${summary.mean.toFixed(1)}`,
+  );
 }

@@ -42,7 +42,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ExampleConfig {
     backend = {
       kind: "cloud",
       // An existing agent gets its agent's sandbox; an agent created per session is created in a sandbox of its own.
-      sandbox: { createRoute: env.TOOLRELAY_AGENT_ID ? "agent" : "sandboxes", terminateOnClose: env.TOOLRELAY_SANDBOX_TERMINATE_ON_CLOSE === "1" },
+      sandbox: {
+        createRoute: env.TOOLRELAY_AGENT_ID ? "agent" : "sandboxes",
+        terminateOnClose: env.TOOLRELAY_SANDBOX_TERMINATE_ON_CLOSE === "1",
+      },
       ...(env.TOOLRELAY_CLOUD_BASE_URL ? { baseUrl: env.TOOLRELAY_CLOUD_BASE_URL } : {}),
     };
   } else if (env.TOOLRELAY_CLOUD_ENVIRONMENT) {
@@ -54,17 +57,26 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ExampleConfig {
   } else if (env.TOOLRELAY_SPAWN === "1") {
     backend = { kind: "local", spawn: true };
   } else if (env.TOOLRELAY_BACKEND_URL) {
-    backend = { kind: "local", url: env.TOOLRELAY_BACKEND_URL, ...(env.TOOLRELAY_BACKEND_TOKEN ? { token: env.TOOLRELAY_BACKEND_TOKEN } : {}) };
+    backend = {
+      kind: "local",
+      url: env.TOOLRELAY_BACKEND_URL,
+      ...(env.TOOLRELAY_BACKEND_TOKEN ? { token: env.TOOLRELAY_BACKEND_TOKEN } : {}),
+    };
   } else {
-    throw new Error("set TOOLRELAY_BACKEND_URL (a local `letta server --listen`), TOOLRELAY_SPAWN=1, TOOLRELAY_CLOUD_ENVIRONMENT or TOOLRELAY_CLOUD_SANDBOX=1");
+    throw new Error(
+      "set TOOLRELAY_BACKEND_URL (a local `letta server --listen`), TOOLRELAY_SPAWN=1, TOOLRELAY_CLOUD_ENVIRONMENT or TOOLRELAY_CLOUD_SANDBOX=1",
+    );
   }
   const mode = (env.TOOLRELAY_MODE ?? "standard") as PermissionMode;
   if (!MODES.includes(mode)) throw new Error(`TOOLRELAY_MODE must be one of ${MODES.join(", ")}`);
   const timeout = env.TOOLRELAY_EDITOR_TIMEOUT_MS === undefined ? undefined : Number(env.TOOLRELAY_EDITOR_TIMEOUT_MS);
-  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) throw new Error("TOOLRELAY_EDITOR_TIMEOUT_MS must be a positive integer");
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
+    throw new Error("TOOLRELAY_EDITOR_TIMEOUT_MS must be a positive integer");
   return {
     backend,
-    agent: env.TOOLRELAY_AGENT_ID ? { id: env.TOOLRELAY_AGENT_ID } : { create: { model: env.TOOLRELAY_MODEL ?? "openai/gpt-5", name: "toolrelay-acp" } },
+    agent: env.TOOLRELAY_AGENT_ID
+      ? { id: env.TOOLRELAY_AGENT_ID }
+      : { create: { model: env.TOOLRELAY_MODEL ?? "openai/gpt-5", name: "toolrelay-acp" } },
     conversation: env.TOOLRELAY_CONVERSATION ?? "new",
     mode,
     useEditorCwd: (env.TOOLRELAY_WORKSPACE ?? "editor") === "editor",

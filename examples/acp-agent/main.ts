@@ -34,10 +34,15 @@ const agent = startAcpAgent(stream, {
   agentInfo: { name: "toolrelay-acp-example", title: "Letta (toolrelay)", version: "0.1.0" },
   editor: { requestTimeoutMs: config.editorTimeoutMs, requireExpectedHash: config.requireExpectedHash },
   session: (context) => {
-    log(`session ${context.sessionId}: roots ${context.roots.join(", ")}; editor tools: ${context.editorTools.map((tool) => tool.name).join(", ") || "none"}`);
+    log(
+      `session ${context.sessionId}: roots ${context.roots.join(", ")}; editor tools: ${context.editorTools.map((tool) => tool.name).join(", ") || "none"}`,
+    );
     return sessionOptionsFor(config, context);
   },
-  onError: (error, where) => log(`${where.phase}${where.sessionId ? ` (session ${where.sessionId})` : ""}: ${error instanceof Error ? error.message : String(error)}`),
+  onError: (error, where) =>
+    log(
+      `${where.phase}${where.sessionId ? ` (session ${where.sessionId})` : ""}: ${error instanceof Error ? error.message : String(error)}`,
+    ),
 });
 
 let stopping = false;

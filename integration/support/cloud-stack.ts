@@ -24,18 +24,34 @@ export interface CloudStack {
   stop(): Promise<void>;
 }
 
-export async function startCloudStack(options: { listenerMode: "paired" | "single"; envName: string; relayArgs?: string[] }): Promise<CloudStack> {
+export async function startCloudStack(options: {
+  listenerMode: "paired" | "single";
+  envName: string;
+  relayArgs?: string[];
+}): Promise<CloudStack> {
   const started: Array<{ stop(): Promise<void> }> = [];
   try {
     const model: TsxProcess = startTsxProcess("integration/support/directive-model-main.ts");
     started.push(model);
     const [, modelUrl, modelHandle] = await model.waitForLine(/^Model listening on (\S+) handle (\S+)$/);
     const relay = startTsxProcess("src/relay/bin.ts", [
-      "--port", "0", "--api-key", RELAY_API_KEY, "--listener-mode", options.listenerMode, "--enable-test-hooks", ...(options.relayArgs ?? []),
+      "--port",
+      "0",
+      "--api-key",
+      RELAY_API_KEY,
+      "--listener-mode",
+      options.listenerMode,
+      "--enable-test-hooks",
+      ...(options.relayArgs ?? []),
     ]);
     started.push(relay);
     const [, relayUrl] = await relay.waitForLine(/^Relay listening on (\S+)$/);
-    const listener = await startLettaListener({ relayUrl: relayUrl!, envName: options.envName, modelUrl: modelUrl!, apiKey: RELAY_API_KEY });
+    const listener = await startLettaListener({
+      relayUrl: relayUrl!,
+      envName: options.envName,
+      modelUrl: modelUrl!,
+      apiKey: RELAY_API_KEY,
+    });
     started.push(listener);
     const authorization = { authorization: `Bearer ${RELAY_API_KEY}`, "content-type": "application/json" };
     const stack: CloudStack = {

@@ -96,20 +96,32 @@ export async function twentyCalls(stack: CloudStack, name: string, options: { de
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const stalled = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`the 20 calls did not finish within 60 s; trace:\n${trace.join("\n")}\n--- relay ---\n${stack.relayOutput().slice(-6_000)}`)), 60_000);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `the 20 calls did not finish within 60 s; trace:\n${trace.join("\n")}\n--- relay ---\n${stack.relayOutput().slice(-6_000)}`,
+            ),
+          ),
+        60_000,
+      );
     });
-    const results = await Promise.race([stalled, Promise.all(
-      sessions.map(async (session, conversation) => {
-        const turns: TurnResult[] = [];
-        for (let turn = 0; turn < 5; turn++) {
-          note(`s${conversation} send t${turn}`);
-          const running = session.send(directive(`${name}-c${conversation}-t${turn}`));
-          for await (const event of running) note(`s${conversation} t${turn} ${event.type}${event.type === "stop" ? ` ${event.stopReason}` : ""}`);
-          turns.push(await running.result);
-        }
-        return turns;
-      }),
-    )]).finally(() => clearTimeout(timer));
+    const results = await Promise.race([
+      stalled,
+      Promise.all(
+        sessions.map(async (session, conversation) => {
+          const turns: TurnResult[] = [];
+          for (let turn = 0; turn < 5; turn++) {
+            note(`s${conversation} send t${turn}`);
+            const running = session.send(directive(`${name}-c${conversation}-t${turn}`));
+            for await (const event of running)
+              note(`s${conversation} t${turn} ${event.type}${event.type === "stop" ? ` ${event.stopReason}` : ""}`);
+            turns.push(await running.result);
+          }
+          return turns;
+        }),
+      ),
+    ]).finally(() => clearTimeout(timer));
     return { results: results.flat(), ends, rows: book.rows(), durationMs: Date.now() - started, sessions };
   } finally {
     for (const session of sessions) await session.close();

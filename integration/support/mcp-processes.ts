@@ -7,7 +7,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The real `@modelcontextprotocol/server-filesystem` entry point (run with `node <it> <root>`). */
-export const FILESYSTEM_SERVER = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url));
+export const FILESYSTEM_SERVER = fileURLToPath(
+  new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url),
+);
 
 /** The suite's own MCP server (paged listing, every content kind, a slow destructive tool, a crash). */
 export const TEST_MCP_SERVER = fileURLToPath(new URL("../../test/fixtures/mcp/test-mcp-server.mjs", import.meta.url));

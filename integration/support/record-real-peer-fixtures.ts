@@ -145,10 +145,7 @@ async function main(): Promise<void> {
           fromIndex: mark,
           description: "control_request",
         });
-        await client.request(
-          { type: "sync", request_id: nextId("sync"), runtime: runtime2 },
-          { responseType: "sync_response" },
-        );
+        await client.request({ type: "sync", request_id: nextId("sync"), runtime: runtime2 }, { responseType: "sync_response" });
         await client.request(
           {
             type: "runtime_external_tools_update",
@@ -196,10 +193,7 @@ async function main(): Promise<void> {
           fromIndex: mark,
           description: "control_request",
         });
-        await client.request(
-          { type: "abort_message", request_id: nextId("abort"), runtime },
-          { responseType: "abort_message_response" },
-        );
+        await client.request({ type: "abort_message", request_id: nextId("abort"), runtime }, { responseType: "abort_message_response" });
         await client
           .waitFor(isTurnEnd, { timeoutMs: 5_000, fromIndex: mark, description: "turn_finished after abort" })
           .catch((error: Error) => console.error(`note: ${error.message}`));
@@ -223,9 +217,7 @@ async function main(): Promise<void> {
           description: "first external_tool_call_request",
         });
         await settle(300); // show that the second request does not come before the first is answered
-        const requestsBeforeAnswer = client.received
-          .slice(mark)
-          .filter((frame) => frame.type === "external_tool_call_request").length;
+        const requestsBeforeAnswer = client.received.slice(mark).filter((frame) => frame.type === "external_tool_call_request").length;
         client.send({ type: "external_tool_call_response", request_id: first.request_id, error: "weather service down" });
         const second = await client.waitFor(
           (frame) => frame.type === "external_tool_call_request" && frame.request_id !== first.request_id,
@@ -282,9 +274,7 @@ function summarizeModelRequest(request: ModelRequest) {
       ...(message.tool_call_id ? { tool_call_id: message.tool_call_id } : {}),
     })),
     otherBodyKeys: Object.keys(request.body).filter((key) => !["messages", "tools"].includes(key)),
-    bodyWithoutMessagesAndTools: Object.fromEntries(
-      Object.entries(request.body).filter(([key]) => !["messages", "tools"].includes(key)),
-    ),
+    bodyWithoutMessagesAndTools: Object.fromEntries(Object.entries(request.body).filter(([key]) => !["messages", "tools"].includes(key))),
   };
 }
 
@@ -293,8 +283,7 @@ function writeFixtures(transcripts: Record<string, RecordedFrame[]>, modelReques
   for (const file of readdirSync(outputDir)) {
     if (/^(inbound-|outbound-|transcript-|model-requests).*\.json$/.test(file)) rmSync(join(outputDir, file));
   }
-  const pretty = (value: unknown) =>
-    `${replaceMachinePaths(JSON.stringify(value, null, 2), home)}\n`;
+  const pretty = (value: unknown) => `${replaceMachinePaths(JSON.stringify(value, null, 2), home)}\n`;
   const seen = new Set<string>();
   for (const transcript of Object.values(transcripts)) {
     for (const record of transcript) {

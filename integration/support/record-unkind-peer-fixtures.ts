@@ -29,7 +29,12 @@ import { fileURLToPath } from "node:url";
 import { startLettaAppServer, type LettaAppServer } from "../../test/support/letta-peer-process.js";
 import { replaceMachinePaths } from "./recording-placeholders.js";
 import { connectRawPeerClient, type RawPeerClient } from "../../test/support/raw-peer-client.js";
-import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../../test/support/scripted-model-server.js";
+import {
+  startScriptedModelServer,
+  type ModelRequest,
+  type ScriptedModelServer,
+  type ScriptedReply,
+} from "../../test/support/scripted-model-server.js";
 
 const defaultOutput = fileURLToPath(new URL("../../test/fixtures/real-peer/unkind/", import.meta.url));
 const outputDir = resolve(process.argv[2] ?? defaultOutput);
@@ -70,7 +75,8 @@ class Scenario {
     const entries: Entry[] = [];
     for (const [name, client] of this.clients) {
       const offset = this.offsets.get(name) ?? 0;
-      for (const record of client.transcript) entries.push({ client: name, direction: record.direction, at: record.at + offset, frame: record.frame });
+      for (const record of client.transcript)
+        entries.push({ client: name, direction: record.direction, at: record.at + offset, frame: record.frame });
     }
     return entries.sort((left, right) => left.at - right.at);
   }
@@ -96,7 +102,12 @@ async function startRuntime(client: RawPeerClient, model: ScriptedModelServer, m
   return response.runtime as { agent_id: string; conversation_id: string };
 }
 
-function inputFrame(runtime: unknown, text: string, requestId = nextId("input"), clientMessageId = nextId("cm")): Frame & { request_id: string } {
+function inputFrame(
+  runtime: unknown,
+  text: string,
+  requestId = nextId("input"),
+  clientMessageId = nextId("cm"),
+): Frame & { request_id: string } {
   return {
     type: "input",
     request_id: requestId,
@@ -118,7 +129,10 @@ function modelScript(request: ModelRequest): ScriptedReply {
   const afterTool = request.lastMessage?.role === "tool";
   if (user.includes("SUBAGENT-TASK")) {
     if (afterTool) return { text: `subagent finished: ${request.toolResults.map((result) => result.text).join(" ")}` };
-    return { text: "subagent text before its tool", toolCalls: [{ name: "Bash", arguments: { command: "echo from-subagent", description: "echo" } }] };
+    return {
+      text: "subagent text before its tool",
+      toolCalls: [{ name: "Bash", arguments: { command: "echo from-subagent", description: "echo" } }],
+    };
   }
   if (user.includes("<task-notification>")) return { text: "parent saw the notification" };
   if (user.includes("DELEGATE")) {
@@ -126,12 +140,17 @@ function modelScript(request: ModelRequest): ScriptedReply {
     if (afterTool) return { text: "parent done", delayMs: 4_000 };
     return {
       text: "delegating",
-      toolCalls: [{ name: "Agent", arguments: { subagent_type: "general-purpose", description: "say hi", prompt: "SUBAGENT-TASK: say hi" } }],
+      toolCalls: [
+        { name: "Agent", arguments: { subagent_type: "general-purpose", description: "say hi", prompt: "SUBAGENT-TASK: say hi" } },
+      ],
     };
   }
   if (user.includes("BASH")) {
     if (afterTool) return { text: "bash done" };
-    return { text: "running", toolCalls: [{ name: "Bash", arguments: { command: "for i in 1 2 3 4; do echo line$i; sleep 0.4; done", description: "count" } }] };
+    return {
+      text: "running",
+      toolCalls: [{ name: "Bash", arguments: { command: "for i in 1 2 3 4; do echo line$i; sleep 0.4; done", description: "count" } }],
+    };
   }
   if (user.includes("REUSE")) {
     if (reuseLastRoles.length > 8) return { text: "loop guard: stopping" };
@@ -206,7 +225,12 @@ async function approvalReplay(peer: LettaAppServer, model: ScriptedModelServer, 
   await sleep(300);
   // B opens its own runtime; then A answers its own approval and the turn goes on.
   await startRuntime(other, model, "standard", "unkind-approval-other", false);
-  owner.send({ type: "input", request_id: nextId("approval"), runtime, payload: { kind: "approval_response", request_id: control.request_id, decision: { behavior: "allow" } } });
+  owner.send({
+    type: "input",
+    request_id: nextId("approval"),
+    runtime,
+    payload: { kind: "approval_response", request_id: control.request_id, decision: { behavior: "allow" } },
+  });
   const call = await owner.waitFor(isType("external_tool_call_request"), { timeoutMs: WAIT_MS, fromIndex: mark });
   owner.send({ type: "external_tool_call_response", request_id: call.request_id, result: { content: [{ type: "text", text: "Snow" }] } });
   await owner.waitFor(isType("turn_finished"), { timeoutMs: WAIT_MS, fromIndex: mark });
@@ -223,7 +247,14 @@ async function requestAfterReconnect(peer: LettaAppServer, model: ScriptedModelS
   // The same controller comes back on a new socket and registers the same runtime and tool.
   const second = await scenario.connect("A2", peer.url);
   await second.request(
-    { type: "runtime_start", request_id: nextId("runtime-start"), agent_id: runtime.agent_id, conversation_id: runtime.conversation_id, mode: "unrestricted", external_tools: [{ tools: [GET_WEATHER] }] },
+    {
+      type: "runtime_start",
+      request_id: nextId("runtime-start"),
+      agent_id: runtime.agent_id,
+      conversation_id: runtime.conversation_id,
+      mode: "unrestricted",
+      external_tools: [{ tools: [GET_WEATHER] }],
+    },
     { timeoutMs: WAIT_MS, responseType: "runtime_start_response" },
   );
   await second.request({ type: "sync", request_id: nextId("sync"), runtime }, { timeoutMs: WAIT_MS, responseType: "sync_response" });
@@ -240,18 +271,30 @@ async function reusedToolCallId(peer: LettaAppServer, model: ScriptedModelServer
     const deadline = Date.now() + 8_000;
     while (Date.now() < deadline && !client.received.slice(mark).some(isType("turn_finished"))) {
       const next = await client
-        .waitFor((frame) => (frame.type === "external_tool_call_request" && !answered.has(frame.request_id)) || frame.type === "turn_finished", {
-          timeoutMs: Math.max(1, deadline - Date.now()),
-          fromIndex: mark,
-        })
+        .waitFor(
+          (frame) => (frame.type === "external_tool_call_request" && !answered.has(frame.request_id)) || frame.type === "turn_finished",
+          {
+            timeoutMs: Math.max(1, deadline - Date.now()),
+            fromIndex: mark,
+          },
+        )
         .catch(() => undefined);
       if (!next || next.type === "turn_finished") break;
       answered.add(next.request_id);
-      client.send({ type: "external_tool_call_response", request_id: next.request_id, result: { content: [{ type: "text", text: `Sunny (turn ${turn})` }] } });
+      client.send({
+        type: "external_tool_call_response",
+        request_id: next.request_id,
+        result: { content: [{ type: "text", text: `Sunny (turn ${turn})` }] },
+      });
     }
     if (!client.received.slice(mark).some(isType("turn_finished"))) {
       // The runtime is stuck in its own loop: stop the turn so the next scenario starts clean.
-      await client.request({ type: "abort_message", request_id: nextId("abort"), runtime }, { timeoutMs: WAIT_MS, responseType: "abort_message_response" }).catch(() => undefined);
+      await client
+        .request(
+          { type: "abort_message", request_id: nextId("abort"), runtime },
+          { timeoutMs: WAIT_MS, responseType: "abort_message_response" },
+        )
+        .catch(() => undefined);
       await client.waitFor(isType("turn_finished"), { timeoutMs: 5_000, fromIndex: mark }).catch(() => undefined);
     }
     await sleep(300);
@@ -266,7 +309,12 @@ function summarize(name: string, entries: Entry[], modelRequests: number): Recor
   switch (name) {
     case "bash-snapshots": {
       const returns = deltas.filter((frame) => frame.delta.message_type === "tool_return_message");
-      return { ...base, toolReturnMessages: returns.length, snapshotIds: returns.map((frame) => frame.delta.id), texts: returns.map((frame) => frame.delta.tool_return) };
+      return {
+        ...base,
+        toolReturnMessages: returns.length,
+        snapshotIds: returns.map((frame) => frame.delta.id),
+        texts: returns.map((frame) => frame.delta.tool_return),
+      };
     }
     case "subagent-during-turn": {
       const firstFinished = entries.findIndex((entry) => entry.direction === "inbound" && entry.frame.type === "turn_finished");
@@ -279,16 +327,28 @@ function summarize(name: string, entries: Entry[], modelRequests: number): Recor
         subagentDeltas: subagentDeltas.length,
         subagentDeltasDuringParentTurn: duringParentTurn,
         subagentMessageTypes: [...new Set(subagentDeltas.map((frame) => frame.delta.message_type))],
-        subagentStopReasons: subagentDeltas.filter((frame) => frame.delta.message_type === "stop_reason").map((frame) => frame.delta.stop_reason),
+        subagentStopReasons: subagentDeltas
+          .filter((frame) => frame.delta.message_type === "stop_reason")
+          .map((frame) => frame.delta.stop_reason),
         subagentOnParentScope: subagentDeltas.every((frame) => (frame as Frame).runtime !== undefined),
       };
     }
     case "repeated-input":
     case "repeated-input-while-running":
-      return { ...base, inputAccepted: ofType("input_accepted").map((frame) => ({ request_id: frame.request_id, accepted: frame.accepted, disposition: frame.disposition })) };
+      return {
+        ...base,
+        inputAccepted: ofType("input_accepted").map((frame) => ({
+          request_id: frame.request_id,
+          accepted: frame.accepted,
+          disposition: frame.disposition,
+        })),
+      };
     case "approval-replay": {
       const toB = entries.filter((entry) => entry.client === "B" && entry.direction === "inbound");
-      const beforeBSpoke = toB.filter((entry) => entry.at < (entries.find((other) => other.client === "B" && other.direction === "outbound")?.at ?? Number.POSITIVE_INFINITY));
+      const beforeBSpoke = toB.filter(
+        (entry) =>
+          entry.at < (entries.find((other) => other.client === "B" && other.direction === "outbound")?.at ?? Number.POSITIVE_INFINITY),
+      );
       return {
         ...base,
         controlRequestsToB: toB.filter((entry) => entry.frame.type === "control_request").length,
@@ -300,13 +360,17 @@ function summarize(name: string, entries: Entry[], modelRequests: number): Recor
       return {
         ...base,
         requestsToFirstSocket: entries.filter((entry) => entry.client === "A" && entry.frame.type === "external_tool_call_request").length,
-        requestsToSecondSocket: entries.filter((entry) => entry.client === "A2" && entry.frame.type === "external_tool_call_request").length,
+        requestsToSecondSocket: entries.filter((entry) => entry.client === "A2" && entry.frame.type === "external_tool_call_request")
+          .length,
       };
     case "reused-tool-call-id":
       return {
         ...base,
         modelRequestLastRoles: reuseLastRoles,
-        externalRequests: ofType("external_tool_call_request").map((frame) => ({ request_id: frame.request_id, tool_call_id: frame.tool_call_id })),
+        externalRequests: ofType("external_tool_call_request").map((frame) => ({
+          request_id: frame.request_id,
+          tool_call_id: frame.tool_call_id,
+        })),
       };
     default:
       return base;
@@ -317,7 +381,9 @@ async function main(): Promise<void> {
   mkdirSync(outputDir, { recursive: true });
   const model = await startScriptedModelServer({ script: modelScript });
   const peer = await startLettaAppServer({ modelUrl: model.url });
-  const summary: Record<string, unknown> = { recordedWith: "@letta-ai/letta-code 0.32.18, letta server --listen, local backend, scripted model" };
+  const summary: Record<string, unknown> = {
+    recordedWith: "@letta-ai/letta-code 0.32.18, letta server --listen, local backend, scripted model",
+  };
   const scenarios: Array<[string, (peer: LettaAppServer, model: ScriptedModelServer, scenario: Scenario) => Promise<void>]> = [
     ["bash-snapshots", bashSnapshots],
     ["subagent-during-turn", subagentDuringTurn],

@@ -55,17 +55,23 @@ export async function startSandboxStack(options: { minuteMs?: number; callerCana
     const relay = startTsxProcess(
       "src/relay/bin.ts",
       [
-        "--port", "0",
-        "--api-key", SANDBOX_RELAY_KEY,
+        "--port",
+        "0",
+        "--api-key",
+        SANDBOX_RELAY_KEY,
         "--enable-test-hooks",
         "--verbose",
-        "--sandbox-command", realpathSync(LETTA_NODE_BINARY),
+        "--sandbox-command",
+        realpathSync(LETTA_NODE_BINARY),
         `--sandbox-arg=${realpathSync(LETTA_CLI)}`,
         "--sandbox-arg=server",
         "--sandbox-arg=--debug",
-        "--sandbox-read-only", peerModules,
-        "--sandbox-shared-state-env", "LETTA_LOCAL_BACKEND_DIR",
-        "--sandbox-minute-ms", String(minuteMs),
+        "--sandbox-read-only",
+        peerModules,
+        "--sandbox-shared-state-env",
+        "LETTA_LOCAL_BACKEND_DIR",
+        "--sandbox-minute-ms",
+        String(minuteMs),
         ...Object.entries(sandboxEnv).flatMap(([name, value]) => ["--sandbox-env", `${name}=${value}`]),
       ],
       options.callerCanary ? { [CALLER_ENV_CANARY]: options.callerCanary } : {},
@@ -83,14 +89,18 @@ export async function startSandboxStack(options: { minuteMs?: number; callerCana
       modelHandle: modelHandle!,
       minuteMs,
       sandboxes: () => get("/_relay/sandboxes"),
-      environments: async () => (await get<{ connections: Array<{ connectionId: string | null; deviceId: string; connectionName: string }> }>("/v1/environments")).connections,
+      environments: async () =>
+        (await get<{ connections: Array<{ connectionId: string | null; deviceId: string; connectionName: string }> }>("/v1/environments"))
+          .connections,
       async hook(name, body) {
         const response = await fetch(`${relayUrl}/_relay/${name}`, { method: "POST", headers, body: JSON.stringify(body) });
         if (!response.ok) throw new Error(`relay hook ${name}: HTTP ${response.status} ${await response.text()}`);
         return response.json();
       },
       modelRequests: () =>
-        model.lines.filter((line) => line.startsWith("MODEL-REQUEST ")).map((line) => JSON.parse(line.slice("MODEL-REQUEST ".length)) as ModelRequestLine),
+        model.lines
+          .filter((line) => line.startsWith("MODEL-REQUEST "))
+          .map((line) => JSON.parse(line.slice("MODEL-REQUEST ".length)) as ModelRequestLine),
       relayOutput: () => relay.output(),
       async stop() {
         for (const part of started.splice(0).reverse()) await part.stop();
@@ -106,7 +116,10 @@ export async function startSandboxStack(options: { minuteMs?: number; callerCana
  * Options of a session on a managed sandbox of `stack`. The sandbox's TTL is refreshed well
  * inside the relay's TTL minute (its default would be 0.8 × 5 real minutes).
  */
-export function sandboxSessionOptions(stack: SandboxStack, extra: Partial<SessionOptions> & { sandbox?: NonNullable<Extract<SessionOptions["backend"], { kind: "cloud" }>["sandbox"]> } = {}): SessionOptions {
+export function sandboxSessionOptions(
+  stack: SandboxStack,
+  extra: Partial<SessionOptions> & { sandbox?: NonNullable<Extract<SessionOptions["backend"], { kind: "cloud" }>["sandbox"]> } = {},
+): SessionOptions {
   const { sandbox, ...rest } = extra;
   return {
     backend: {

@@ -46,7 +46,8 @@ export class AcpFsChannel implements EditorChannel {
     const response = await this.#request("fs/read_text_file", path, options, (settings) =>
       this.#options.client.request("fs/read_text_file", { sessionId: this.#options.sessionId, path }, settings),
     );
-    if (typeof response?.content !== "string") throw new EditorRequestError("refused", `The editor answered fs/read_text_file for ${path} without text content.`);
+    if (typeof response?.content !== "string")
+      throw new EditorRequestError("refused", `The editor answered fs/read_text_file for ${path} without text content.`);
     return response.content;
   }
 
@@ -73,10 +74,17 @@ export class AcpFsChannel implements EditorChannel {
     } catch (error) {
       if (callSignal.aborted) throw callSignal.reason;
       if (deadline.signal.aborted) {
-        throw new EditorRequestError("timeout", `The editor did not answer ${method} for ${path} within ${this.#timeoutMs} ms; the request was cancelled.`);
+        throw new EditorRequestError(
+          "timeout",
+          `The editor did not answer ${method} for ${path} within ${this.#timeoutMs} ms; the request was cancelled.`,
+        );
       }
       const code = (error as { code?: unknown } | null)?.code;
-      throw new EditorRequestError("refused", `The editor refused ${method} for ${path}: ${editorErrorText(error)}`, typeof code === "number" ? code : undefined);
+      throw new EditorRequestError(
+        "refused",
+        `The editor refused ${method} for ${path}: ${editorErrorText(error)}`,
+        typeof code === "number" ? code : undefined,
+      );
     } finally {
       this.#timers.clearTimeout(timer);
     }

@@ -134,7 +134,9 @@ function writeViaEditor(options: EditorToolsOptions): ClientTool {
           current = await channel.readTextFile(path, { signal });
         } catch (error) {
           if (signal.aborted) throw error;
-          throw new Error(`Nothing was written: the buffer of ${path} could not be read to compare it with expected_hash. ${errorMessage(error)}`);
+          throw new Error(
+            `Nothing was written: the buffer of ${path} could not be read to compare it with expected_hash. ${errorMessage(error)}`,
+          );
         }
         if (!hashMatches(expected, current)) {
           return errorResult(

@@ -29,7 +29,14 @@
  */
 // biome-ignore lint/style/noRestrictedImports: one event-loop turn (AfterToolCallSeen), not a delay
 import { setImmediate } from "node:timers";
-import { RequestError, type AgentContext, type ContentBlock, type PromptResponse, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
+import {
+  RequestError,
+  type AgentContext,
+  type ContentBlock,
+  type PromptResponse,
+  type SessionUpdate,
+  type StopReason,
+} from "@agentclientprotocol/sdk";
 import type { MessageInput, SendOptions } from "../session/session.js";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "../session/session-events.js";
 import type { TurnResult } from "../session/turn.js";
@@ -92,7 +99,8 @@ export async function runAcpPrompt(options: RunAcpPromptOptions): Promise<Prompt
   });
   const ordering = new AfterToolCallSeen();
   const onStart = (event: ToolCallStartEvent) => ordering.run(event.toolCallId, () => reporter.started(event.toolCallId, event.toolName));
-  const onEnd = (event: ToolCallEndEvent) => ordering.run(event.toolCallId, () => reporter.ended(event.toolCallId, event.toolName, event.detail));
+  const onEnd = (event: ToolCallEndEvent) =>
+    ordering.run(event.toolCallId, () => reporter.ended(event.toolCallId, event.toolName, event.detail));
   const cancelled = () => signal?.aborted === true;
 
   session.on("tool-call-start", onStart);
@@ -121,7 +129,8 @@ export async function runAcpPrompt(options: RunAcpPromptOptions): Promise<Prompt
             reporter.resulted(event.toolCallId, event.toolName, event.isError, event.text);
             break;
           case "error":
-            if (!cancelled()) send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n[error] ${event.message}\n` } });
+            if (!cancelled())
+              send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n[error] ${event.message}\n` } });
             break;
           case "stop":
             break;

@@ -54,7 +54,8 @@ export const presentToolCall: ToolCallPresenter = (toolName, input) => {
   const line = typeof fields.line === "number" && Number.isInteger(fields.line) && fields.line > 0 ? fields.line : undefined;
   const locations: ToolCallLocation[] = path?.startsWith("/") ? [{ path, ...(line !== undefined ? { line } : {}) }] : [];
   if (toolName === "read_editor_buffer") return { title: path ? `Read ${path} (editor buffer)` : "Read editor buffer", kind, locations };
-  if (toolName === "write_via_editor") return { title: path ? `Write ${path} (through the editor)` : "Write through the editor", kind, locations };
+  if (toolName === "write_via_editor")
+    return { title: path ? `Write ${path} (through the editor)` : "Write through the editor", kind, locations };
   const command = firstString(fields, ["command", "cmd"]);
   const pattern = firstString(fields, ["pattern", "query", "url"]);
   const detail = kind === "execute" ? command : (path ?? pattern);

@@ -85,11 +85,21 @@ export interface CloudBackendContext {
  * connected) {@link CloudLink}. Rejects as {@link createCloudLink}, and for a sandbox also with
  * SANDBOX_NOT_READY (never came online) or SANDBOX_EXPIRED (gone at once).
  */
-export async function createCloudBackend(options: CloudBackendOptions, runtime: CloudRuntimeAddress = {}, context: CloudBackendContext = {}): Promise<CloudBackend> {
+export async function createCloudBackend(
+  options: CloudBackendOptions,
+  runtime: CloudRuntimeAddress = {},
+  context: CloudBackendContext = {},
+): Promise<CloudBackend> {
   if (options.sandbox === undefined) return { link: await createCloudLink(options, runtime), sandbox: undefined };
   const apiKey = resolveCloudApiKey(options.apiKey);
   const baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
-  const client = await createLettaRestClient({ apiKey, baseUrl, headers: options.headers, maxRetries: options.restMaxRetries, timeoutMs: options.restTimeoutMs });
+  const client = await createLettaRestClient({
+    apiKey,
+    baseUrl,
+    headers: options.headers,
+    maxRetries: options.restMaxRetries,
+    timeoutMs: options.restTimeoutMs,
+  });
   const { sandbox, connectionId } = await ManagedSandbox.provision({
     client,
     options: resolveSandboxOptions(options.sandbox),
@@ -111,7 +121,8 @@ export async function createCloudLink(options: CloudBackendOptions, runtime: Clo
   const apiKey = resolveCloudApiKey(options.apiKey);
   const baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
   const environment = options.environment;
-  if (environment === undefined) throw new ToolrelayError("INVALID_OPTIONS", "backend.environment is required for createCloudLink (a sandbox needs createCloudBackend)");
+  if (environment === undefined)
+    throw new ToolrelayError("INVALID_OPTIONS", "backend.environment is required for createCloudLink (a sandbox needs createCloudBackend)");
   let connectionId: string;
   if ("connectionId" in environment && typeof environment.connectionId === "string") {
     connectionId = environment.connectionId;
@@ -128,7 +139,13 @@ export async function createCloudLink(options: CloudBackendOptions, runtime: Clo
   return linkFor(options, apiKey, baseUrl, connectionId, runtime);
 }
 
-function linkFor(options: CloudBackendOptions, apiKey: string, baseUrl: string, connectionId: string, runtime: CloudRuntimeAddress): CloudLink {
+function linkFor(
+  options: CloudBackendOptions,
+  apiKey: string,
+  baseUrl: string,
+  connectionId: string,
+  runtime: CloudRuntimeAddress,
+): CloudLink {
   return new CloudLink({
     connectionId,
     apiKey,

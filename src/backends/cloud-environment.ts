@@ -66,10 +66,13 @@ export async function listCloudEnvironments(client: Letta): Promise<CloudEnviron
  * candidates) or when the match has no live connection; with UNAUTHORIZED /
  * NOT_FOUND / REST_FAILED when the REST call fails (the client's error as `cause`).
  */
-export async function resolveCloudEnvironment(client: Letta, selector: CloudEnvironmentSelector): Promise<CloudEnvironment & { connectionId: string }> {
+export async function resolveCloudEnvironment(
+  client: Letta,
+  selector: CloudEnvironmentSelector,
+): Promise<CloudEnvironment & { connectionId: string }> {
   const [field, wanted] = selectorEntry(selector);
   const environments = await listCloudEnvironments(client);
-  const matches = environments.filter((environment) => valueOf(environment, field) === wanted);
+  const matches = environments.filter((environment) => fieldValue(environment, field) === wanted);
   if (matches.length === 0) {
     const candidates = environments.map((environment) => ({
       name: environment.name,
@@ -122,7 +125,7 @@ function selectorEntry(selector: CloudEnvironmentSelector): [SelectorField, stri
   return [entry[0] as SelectorField, entry[1]];
 }
 
-function valueOf(environment: CloudEnvironment, field: SelectorField): string | null {
+function fieldValue(environment: CloudEnvironment, field: SelectorField): string | null {
   return field === "name" ? environment.name : environment[field];
 }
 

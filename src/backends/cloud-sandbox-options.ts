@@ -47,7 +47,7 @@ export interface CloudSandboxOptions {
   terminateOnClose?: boolean;
 }
 
-/** @internal Every option with its default applied. */
+/** Every option with its default applied (internal: no entry point exports it). */
 export interface ResolvedSandboxOptions {
   createRoute: SandboxCreateRoute;
   sandboxClass: "linux-vm" | "container" | undefined;

@@ -50,10 +50,7 @@ export function resolveCloudApiKey(apiKey: string | undefined): string {
     const trimmed = candidate?.trim();
     if (trimmed) return trimmed;
   }
-  throw new ToolrelayError(
-    "INVALID_OPTIONS",
-    "no Letta API key: pass backend.apiKey or set LETTA_API_KEY (or LETTA_CLOUD_API_KEY)",
-  );
+  throw new ToolrelayError("INVALID_OPTIONS", "no Letta API key: pass backend.apiKey or set LETTA_API_KEY (or LETTA_CLOUD_API_KEY)");
 }
 
 /**

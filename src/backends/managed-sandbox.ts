@@ -54,6 +54,7 @@ export class ManagedSandbox {
   #gone: ToolrelayError | undefined;
   #closed = false;
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; ManagedSandbox.provision is the way in
   private constructor(context: ManagedSandboxContext, created: SandboxCreateAnswer, readyAt: number, createdAt: number) {
     this.#context = context;
     this.#agentId = context.agentId;
@@ -95,7 +96,8 @@ export class ManagedSandbox {
     } catch (error) {
       if (options.terminateOnClose) await terminateSandbox(client, created.sandboxId).catch(() => undefined);
       // The listing's failures are retried until the deadline, so a NOT_FOUND here is the refresh's: the sandbox is gone.
-      if (isToolrelayError(error, "NOT_FOUND")) throw expired(created.sandboxId, context.agentId, created.conversationId ?? context.conversationId, error);
+      if (isToolrelayError(error, "NOT_FOUND"))
+        throw expired(created.sandboxId, context.agentId, created.conversationId ?? context.conversationId, error);
       throw error;
     }
   }
@@ -151,7 +153,9 @@ export class ManagedSandbox {
           return;
         }
         this.#context.onError(
-          isToolrelayError(error) ? error : new ToolrelayError("REST_FAILED", `refresh of sandbox ${this.info.sandboxId} failed`, { cause: error }),
+          isToolrelayError(error)
+            ? error
+            : new ToolrelayError("REST_FAILED", `refresh of sandbox ${this.info.sandboxId} failed`, { cause: error }),
         );
       })
       .finally(() => {
@@ -167,7 +171,8 @@ async function waitUntilOnline(context: ManagedSandboxContext, created: SandboxC
   const deadline = startedAt + options.readyTimeoutMs;
   let last: ListenerState | ToolrelayError = "not listed";
   for (;;) {
-    if (signal?.aborted) throw new ToolrelayError("ABORTED", `the session's signal aborted while sandbox ${created.sandboxId} was starting`);
+    if (signal?.aborted)
+      throw new ToolrelayError("ABORTED", `the session's signal aborted while sandbox ${created.sandboxId} was starting`);
     try {
       const match = (await listCloudEnvironments(client))
         .filter((environment) => environment.deviceId === created.deviceId)
@@ -187,7 +192,16 @@ async function waitUntilOnline(context: ManagedSandboxContext, created: SandboxC
       throw new ToolrelayError(
         "SANDBOX_NOT_READY",
         `sandbox ${created.sandboxId} did not come online within ${options.readyTimeoutMs} ms (waited ${waitedMs} ms; its device ${created.deviceId} was ${state})`,
-        { details: { sandboxId: created.sandboxId, deviceId: created.deviceId, waitedMs, readyTimeoutMs: options.readyTimeoutMs, lastState: state }, ...(typeof last === "string" ? {} : { cause: last }) },
+        {
+          details: {
+            sandboxId: created.sandboxId,
+            deviceId: created.deviceId,
+            waitedMs,
+            readyTimeoutMs: options.readyTimeoutMs,
+            lastState: state,
+          },
+          ...(typeof last === "string" ? {} : { cause: last }),
+        },
       );
     }
     await sleep(timers, Math.min(options.readyPollIntervalMs, deadline - now), signal);
@@ -200,10 +214,13 @@ function sleep(timers: Timers, ms: number, signal: AbortSignal | undefined): Pro
       timers.clearTimeout(handle);
       resolve();
     };
-    const handle = timers.setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const handle = timers.setTimeout(
+      () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -212,8 +229,12 @@ function expired(sandboxId: string, agentId: string | undefined, conversationId:
   const resume = conversationId
     ? `start a new session with conversation: ${JSON.stringify(conversationId)}${agentId ? ` (agent ${agentId})` : ""} to resume the conversation in a new sandbox`
     : "start a new session to get a new sandbox";
-  return new ToolrelayError("SANDBOX_EXPIRED", `sandbox ${sandboxId} is gone (its TTL ran out or it was terminated; the refresh answered 404): ${resume}`, {
-    cause,
-    details: { sandboxId, agentId, conversationId },
-  });
+  return new ToolrelayError(
+    "SANDBOX_EXPIRED",
+    `sandbox ${sandboxId} is gone (its TTL ran out or it was terminated; the refresh answered 404): ${resume}`,
+    {
+      cause,
+      details: { sandboxId, agentId, conversationId },
+    },
+  );
 }

@@ -50,12 +50,16 @@ export async function createSandbox(client: Letta, request: SandboxCreateRequest
   const body: CreateBody = {};
   if (request.route === "sandboxes" && request.agentId !== undefined) body.agentId = request.agentId;
   if (request.conversationId !== undefined) body.conversationId = request.conversationId;
-  if (request.githubRepositories.length > 0) body.githubRepositories = request.githubRepositories.map(({ owner, repo, commit }) => ({ owner, repo, commit }));
+  if (request.githubRepositories.length > 0)
+    body.githubRepositories = request.githubRepositories.map(({ owner, repo, commit }) => ({ owner, repo, commit }));
   if (request.sandboxClass !== undefined) body.sandboxClass = request.sandboxClass;
   let path: string;
   if (request.route === "agent") {
     if (request.agentId === undefined) {
-      throw new ToolrelayError("INVALID_OPTIONS", 'backend.sandbox.createRoute "agent" needs an existing agent: pass agent: { id }, or use createRoute "sandboxes"');
+      throw new ToolrelayError(
+        "INVALID_OPTIONS",
+        'backend.sandbox.createRoute "agent" needs an existing agent: pass agent: { id }, or use createRoute "sandboxes"',
+      );
     }
     path = `/v1/agents/${encodeURIComponent(request.agentId)}/sandboxes`;
   } else {
@@ -70,9 +74,13 @@ export async function createSandbox(client: Letta, request: SandboxCreateRequest
   const record = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
   const missing = (["sandboxId", "deviceId", "connectionName"] as const).filter((field) => !nonEmpty(record[field]));
   if (missing.length > 0) {
-    throw new ToolrelayError("REST_FAILED", `the Letta API created a sandbox but its answer has no ${missing.join(", ")} (POST ${routeName(request.route)})`, {
-      details: { missing },
-    });
+    throw new ToolrelayError(
+      "REST_FAILED",
+      `the Letta API created a sandbox but its answer has no ${missing.join(", ")} (POST ${routeName(request.route)})`,
+      {
+        details: { missing },
+      },
+    );
   }
   return {
     sandboxId: record.sandboxId as string,
@@ -95,7 +103,9 @@ export async function refreshSandbox(client: Letta, sandboxId: string, ttlMinute
     throw toRestError(error, `refresh sandbox ${sandboxId}`);
   }
   if ((answer as { success?: unknown } | null)?.success === false) {
-    throw new ToolrelayError("REST_FAILED", `the Letta API did not confirm the refresh of sandbox ${sandboxId} (success: false)`, { details: { sandboxId } });
+    throw new ToolrelayError("REST_FAILED", `the Letta API did not confirm the refresh of sandbox ${sandboxId} (success: false)`, {
+      details: { sandboxId },
+    });
   }
 }
 

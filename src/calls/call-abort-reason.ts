@@ -43,6 +43,9 @@ export class ToolCallAbortError extends Error {
 
   /** The link was lost and did not come back within the grace window (or the runtime forgot the call). */
   static disconnected(graceMs: number): ToolCallAbortError {
-    return new ToolCallAbortError("disconnected", `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`);
+    return new ToolCallAbortError(
+      "disconnected",
+      `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`,
+    );
   }
 }

@@ -52,6 +52,8 @@ export function canonicalJson(value: unknown): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return ["[", value.map(canonicalJson).join(","), "]"].join("");
   const record = value as Record<string, unknown>;
-  const members = Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  const members = Object.keys(record)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
   return ["{", members.join(","), "}"].join("");
 }

@@ -66,15 +66,18 @@ export function responseForOutcome(outcome: CallOutcome, options: ResponseForOut
         `Error: the input for tool ${toolName} is ${outcome.bytes} bytes, over the limit of ${outcome.limit} bytes. Call it again with a smaller input.`,
       );
     case "timeout": {
-      const advice = options.safeToRetry === true
-        ? " It has no side effects; it is safe to retry."
-        : " It may have applied its effects: inspect state before retrying.";
+      const advice =
+        options.safeToRetry === true
+          ? " It has no side effects; it is safe to retry."
+          : " It may have applied its effects: inspect state before retrying.";
       return errorResult(`Error: tool ${toolName} timed out after ${outcome.timeoutMs} ms.${advice}`);
     }
     case "cancelled":
       return { error: `Tool call cancelled: ${outcome.reason}` };
     case "disconnected":
-      return { error: `Tool ${toolName} was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.` };
+      return {
+        error: `Tool ${toolName} was interrupted when the client lost its connection; outcome unknown: inspect state before retrying.`,
+      };
     case "busy":
       return { error: `Tool ${toolName} was not run: the client is already running ${outcome.limit} tool calls. Try again later.` };
   }

@@ -35,7 +35,12 @@ export class CallStore {
   /** The records of a key's scope, by tool call id (the scope of the last request is kept at hand). */
   slotsOf(key: CallKey): Map<string, CallRecord> {
     const last = this.#lastScope;
-    if (last !== undefined && last.key.connectionId === key.connectionId && last.key.agentId === key.agentId && last.key.conversationId === key.conversationId) {
+    if (
+      last !== undefined &&
+      last.key.connectionId === key.connectionId &&
+      last.key.agentId === key.agentId &&
+      last.key.conversationId === key.conversationId
+    ) {
       return last.slots;
     }
     const scope = callScopeId(key);

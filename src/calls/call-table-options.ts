@@ -75,7 +75,10 @@ export function resolveCallLimits(limits: Partial<CallLimits> = {}): CallLimits 
     if (!(name in DEFAULT_CALL_LIMITS)) throw new ToolrelayError("INVALID_OPTIONS", `unknown call limit "${name}"`);
     const least = ZERO_ALLOWED.has(name) ? 0 : 1;
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least || (name.endsWith("Ms") && value > MAX_TIMER_DELAY_MS)) {
-      throw new ToolrelayError("INVALID_OPTIONS", `${name} must be an integer from ${least}${name.endsWith("Ms") ? ` to ${MAX_TIMER_DELAY_MS}` : ""}, got ${String(value)}`);
+      throw new ToolrelayError(
+        "INVALID_OPTIONS",
+        `${name} must be an integer from ${least}${name.endsWith("Ms") ? ` to ${MAX_TIMER_DELAY_MS}` : ""}, got ${String(value)}`,
+      );
     }
     resolved[name] = value;
   }
@@ -130,4 +133,14 @@ export interface CallRequest {
  * written); `conflict` (the request id stands for another call: an error, nothing run); `busy` (over
  * `maxConcurrentCalls`: answered, not run); `closed` (the table is closed: answered cancelled).
  */
-export type RequestDisposition = "started" | "reused" | "joined" | "replayed" | "resent" | "expired" | "duplicate" | "conflict" | "busy" | "closed";
+export type RequestDisposition =
+  | "started"
+  | "reused"
+  | "joined"
+  | "replayed"
+  | "resent"
+  | "expired"
+  | "duplicate"
+  | "conflict"
+  | "busy"
+  | "closed";

@@ -14,7 +14,13 @@ import { ToolCallAbortError } from "./call-abort-reason.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
-import { resolveCallLimits, type CallLimits, type CallRequest, type CallTableOptions, type RequestDisposition } from "./call-table-options.js";
+import {
+  resolveCallLimits,
+  type CallLimits,
+  type CallRequest,
+  type CallTableOptions,
+  type RequestDisposition,
+} from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
 
 export class CallTable {
@@ -35,8 +41,12 @@ export class CallTable {
     this.#timers = options.timers ?? systemTimers;
     this.#origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
-    this.#deadlines = new DeadlineQueue<CallRecord>(this.#timers, () => this.#now(), (record) => record.startedAt + record.timeoutMs, (record) => record.state === "running", (record) =>
-      this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
+    this.#deadlines = new DeadlineQueue<CallRecord>(
+      this.#timers,
+      () => this.#now(),
+      (record) => record.startedAt + record.timeoutMs,
+      (record) => record.state === "running",
+      (record) => this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
     );
   }
 
@@ -120,7 +130,8 @@ export class CallTable {
   epochStarted(epoch: number, runtimeKeptCalls: boolean): void {
     if (this.#closeReason !== undefined) return;
     this.#clearGrace();
-    const resendAfter = this.#lostAt === undefined || this.limits.resendWindowMs === 0 ? Infinity : this.#lostAt - this.limits.resendWindowMs;
+    const resendAfter =
+      this.#lostAt === undefined || this.limits.resendWindowMs === 0 ? Infinity : this.#lostAt - this.limits.resendWindowMs;
     this.#lostAt = undefined;
     const orphans: CallRecord[] = [];
     for (const record of [...this.#deadlines.live(), ...this.#store.settledRecords()]) {
@@ -193,8 +204,14 @@ export class CallTable {
       this.#execute(record, tool, validation);
       return;
     }
-    const failed = (error: unknown): InputValidation => ({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] });
-    validation.then((checked) => this.#execute(record, tool, checked), (error: unknown) => this.#execute(record, tool, failed(error)));
+    const failed = (error: unknown): InputValidation => ({
+      ok: false,
+      issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }],
+    });
+    validation.then(
+      (checked) => this.#execute(record, tool, checked),
+      (error: unknown) => this.#execute(record, tool, failed(error)),
+    );
   }
 
   /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome goes to `#finish`. */
@@ -235,7 +252,8 @@ export class CallTable {
   }
 
   #settleAll(outcome: CallOutcome & { kind: "cancelled" | "disconnected" }): void {
-    const reason = outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs);
+    const reason =
+      outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs);
     for (const record of this.#deadlines.live()) this.#settle(record, outcome, reason);
   }
 

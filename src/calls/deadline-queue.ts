@@ -46,7 +46,8 @@ export class DeadlineQueue<T> {
   /** Every live item (a snapshot). */
   live(): T[] {
     const items: T[] = [];
-    for (const lane of this.#lanes.values()) for (let index = lane.head; index < lane.items.length; index++) if (this.#isLive(lane.items[index]!)) items.push(lane.items[index]!);
+    for (const lane of this.#lanes.values())
+      for (let index = lane.head; index < lane.items.length; index++) if (this.#isLive(lane.items[index]!)) items.push(lane.items[index]!);
     return items;
   }
 

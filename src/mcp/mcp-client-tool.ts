@@ -15,7 +15,14 @@
  * - timeout: the connection's `callTimeoutMs`.
  */
 import { ToolrelayError } from "../errors.js";
-import { defineTool, TOOL_NAME_PATTERN, type ClientTool, type JsonSchemaObject, type ToolAnnotations, type ToolResult } from "../tools/index.js";
+import {
+  defineTool,
+  TOOL_NAME_PATTERN,
+  type ClientTool,
+  type JsonSchemaObject,
+  type ToolAnnotations,
+  type ToolResult,
+} from "../tools/index.js";
 import type { McpToolInfo } from "./mcp-tools-options.js";
 
 export interface McpClientToolOptions {

@@ -73,10 +73,14 @@ export class McpConnection implements OpenToolSource {
       const reason = connection.#exitDescription() ?? (error instanceof Error ? error.message : String(error));
       await connection.close();
       if (error instanceof ToolrelayError) throw error;
-      throw new ToolrelayError("TOOL_SOURCE_FAILED", `${connection.label} did not start: ${reason.replace(/\.$/, "")}.${connection.#stderrNote()}`, {
-        cause: error,
-        details: connection.#details(),
-      });
+      throw new ToolrelayError(
+        "TOOL_SOURCE_FAILED",
+        `${connection.label} did not start: ${reason.replace(/\.$/, "")}.${connection.#stderrNote()}`,
+        {
+          cause: error,
+          details: connection.#details(),
+        },
+      );
     }
   }
 
@@ -172,9 +176,13 @@ export class McpConnection implements OpenToolSource {
           this.#report(
             error instanceof ToolrelayError
               ? error
-              : new ToolrelayError("TOOL_SOURCE_FAILED", `${this.label} changed its tools but listing them failed; the previous tools stay: ${errorMessage(error)}`, {
-                  cause: error,
-                }),
+              : new ToolrelayError(
+                  "TOOL_SOURCE_FAILED",
+                  `${this.label} changed its tools but listing them failed; the previous tools stay: ${errorMessage(error)}`,
+                  {
+                    cause: error,
+                  },
+                ),
           );
         }
       } while (this.#listAgain && !this.#closing);

@@ -36,7 +36,8 @@ export function mcpToolResult(result: McpCallResult): ToolResult {
   const content: WireContentBlock[] = blocks.flatMap((block) => blockContent(block));
   if (blocks.length === 0) {
     if (result.structuredContent !== undefined) content.push(text(jsonText(result.structuredContent)));
-    else if (result.toolResult !== undefined) content.push(text(typeof result.toolResult === "string" ? result.toolResult : jsonText(result.toolResult)));
+    else if (result.toolResult !== undefined)
+      content.push(text(typeof result.toolResult === "string" ? result.toolResult : jsonText(result.toolResult)));
   }
   return { content, isError: result.isError === true };
 }

@@ -93,7 +93,8 @@ export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions 
   if (hasCommand) {
     const { command, args, env, cwd } = record;
     if (typeof command !== "string" || command.trim() === "") fail("mcpTools(): command must be a non-empty string");
-    if (args !== undefined && !(Array.isArray(args) && args.every((item) => typeof item === "string"))) fail("mcpTools(): args must be an array of strings");
+    if (args !== undefined && !(Array.isArray(args) && args.every((item) => typeof item === "string")))
+      fail("mcpTools(): args must be an array of strings");
     if (cwd !== undefined && (typeof cwd !== "string" || cwd === "")) fail("mcpTools(): cwd must be a non-empty string");
     return {
       kind: "stdio",
@@ -122,7 +123,9 @@ function resolveCommon(record: Record<string, unknown>): ResolvedCommon {
     fail('mcpTools(): prefix must be at most 32 letters, digits, "_" or "-"');
   }
   if (callTimeoutMs !== undefined && !isIntegerIn(callTimeoutMs, 1, MAX_TOOL_TIMEOUT_MS)) {
-    fail(`mcpTools(): callTimeoutMs must be an integer in 1-${MAX_TOOL_TIMEOUT_MS} (the runtime waits 300 s at most), got ${String(callTimeoutMs)}`);
+    fail(
+      `mcpTools(): callTimeoutMs must be an integer in 1-${MAX_TOOL_TIMEOUT_MS} (the runtime waits 300 s at most), got ${String(callTimeoutMs)}`,
+    );
   }
   if (startTimeoutMs !== undefined && !isIntegerIn(startTimeoutMs, 1, 2_147_483_647)) {
     fail(`mcpTools(): startTimeoutMs must be a positive integer, got ${String(startTimeoutMs)}`);

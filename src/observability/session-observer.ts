@@ -69,7 +69,11 @@ export class SessionObserver {
   }
 
   /** A turn was sent; its end is observed through `result`. */
-  turnStarted(result: Promise<TurnEnding>, message: string | ReadonlyArray<{ type: string; text?: string }>, clientMessageId: string): void {
+  turnStarted(
+    result: Promise<TurnEnding>,
+    message: string | ReadonlyArray<{ type: string; text?: string }>,
+    clientMessageId: string,
+  ): void {
     const { log, tracing, timers, logPayloads } = this.#options;
     const ids = this.#ids();
     const span = tracing.start("toolrelay.turn", spanIds(ids));
@@ -143,7 +147,13 @@ export class SessionObserver {
     const requestIds = record.deliveries.map((delivery) => delivery.requestId);
     const turn = this.#callParents.get(record) ?? this.#turn;
     if (turn !== undefined) turn.toolCalls++;
-    const fields: LogFields = { toolName: record.toolName, toolCallId: record.key.toolCallId, outcome: outcome.kind, durationMs, requestIds };
+    const fields: LogFields = {
+      toolName: record.toolName,
+      toolCallId: record.key.toolCallId,
+      outcome: outcome.kind,
+      durationMs,
+      requestIds,
+    };
     if (logPayloads && "content" in outcome) fields.result = safeJson(outcome.content);
     log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
     if (!tracing.enabled) return;
@@ -175,7 +185,11 @@ export class SessionObserver {
 }
 
 function spanIds(ids: ObservedScope): Record<string, string> {
-  return { "toolrelay.agent.id": ids.agentId, "toolrelay.conversation.id": ids.conversationId, "toolrelay.connection.id": ids.connectionId };
+  return {
+    "toolrelay.agent.id": ids.agentId,
+    "toolrelay.conversation.id": ids.conversationId,
+    "toolrelay.connection.id": ids.connectionId,
+  };
 }
 
 function safeJson(value: unknown): string {

@@ -10,7 +10,7 @@ import type { AgentOptions, BackendOptions } from "../session/session-options.js
 import { ChatApiError } from "./chat-api-error.js";
 import { parseChatRequest, type ChatRequest } from "./chat-request.js";
 import { ChatThread } from "./chat-thread.js";
-import { JsonCompletionWriter, StreamCompletionWriter, type CompletionSink } from "./completion-writer.js";
+import { type CompletionSink, openCompletionWriter } from "./completion-writer.js";
 import { lastSystemText, requestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import type { ThreadDirectory } from "./thread-directory.js";
@@ -87,7 +87,7 @@ export async function answerChatCompletion(
       timers: options.timers,
       keepAliveMs: options.keepAliveMs,
     };
-    return request.stream ? new StreamCompletionWriter(writerOptions) : new JsonCompletionWriter(writerOptions);
+    return openCompletionWriter(writerOptions, request.stream === true);
   };
   try {
     const transcript = await thread.serve(request, fingerprints, tail, createSink, controller.signal);

@@ -70,6 +70,7 @@ export class ChatThread {
   #stopping: Promise<void> | undefined;
   #lastUsedAt: number;
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the way in
   private constructor(options: ChatThreadOptions) {
     this.id = options.id;
     this.principal = options.principal;

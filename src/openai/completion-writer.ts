@@ -43,15 +43,40 @@ export interface CompletionWriterOptions {
   keepAliveMs: number;
 }
 
-abstract class BaseWriter implements CompletionSink {
-  protected readonly options: CompletionWriterOptions;
-  protected readonly id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
-  protected readonly created = Math.floor(Date.now() / 1000);
+/** How one shape writes: the JSON answer at the end, or chunks as they come. */
+interface CompletionFormat {
+  text(delta: string): void;
+  finish(content: string, reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void;
+  fail(error: ChatApiError): void;
+}
+
+/** What every shape names the completion by. */
+interface CompletionHead {
+  readonly options: CompletionWriterOptions;
+  readonly id: string;
+  readonly created: number;
+}
+
+/** The {@link CompletionSink} of one request: JSON when `stream` is false, server-sent events when true. */
+export function openCompletionWriter(options: CompletionWriterOptions, stream: boolean): CompletionSink {
+  const head: CompletionHead = {
+    options,
+    id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`,
+    created: Math.floor(Date.now() / 1000),
+  };
+  return new CompletionWriter(options, stream ? new StreamFormat(head) : jsonFormat(head));
+}
+
+/** Keeps the text so far and writes nothing once closed; the format writes the bytes. */
+class CompletionWriter implements CompletionSink {
+  readonly #response: ServerResponse;
+  readonly #format: CompletionFormat;
   #content = "";
   #done = false;
 
-  constructor(options: CompletionWriterOptions) {
-    this.options = options;
+  constructor(options: CompletionWriterOptions, format: CompletionFormat) {
+    this.#response = options.response;
+    this.#format = format;
   }
 
   get content(): string {
@@ -59,84 +84,78 @@ abstract class BaseWriter implements CompletionSink {
   }
 
   get closed(): boolean {
-    return this.#done || this.options.response.destroyed || this.options.response.writableEnded;
+    return this.#done || this.#response.destroyed || this.#response.writableEnded;
   }
 
   text(delta: string): void {
     if (this.closed || delta === "") return;
     this.#content += delta;
-    this.onText(delta);
+    this.#format.text(delta);
   }
 
   finish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
     if (this.closed) return;
     this.#done = true;
-    this.onFinish(reason, toolCalls);
+    this.#format.finish(this.#content, reason, toolCalls);
   }
 
   fail(error: ChatApiError): void {
     if (this.closed) return;
     this.#done = true;
-    this.onFail(error);
+    this.#format.fail(error);
   }
-
-  protected abstract onText(delta: string): void;
-  protected abstract onFinish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void;
-  protected abstract onFail(error: ChatApiError): void;
 }
 
 /** A JSON `chat.completion`, written at the end. */
-export class JsonCompletionWriter extends BaseWriter {
-  protected onText(): void {}
-
-  protected onFinish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
-    const message: Record<string, unknown> = {
-      role: "assistant",
-      content: this.content === "" && toolCalls.length > 0 ? null : this.content,
-      refusal: null,
-    };
-    if (toolCalls.length > 0) message.tool_calls = toolCalls.map(wireToolCall);
-    sendJson(
-      this.options.response,
-      200,
-      {
-        id: this.id,
+function jsonFormat({ options, id, created }: CompletionHead): CompletionFormat {
+  return {
+    text() {},
+    finish(content, reason, toolCalls) {
+      const message: Record<string, unknown> = {
+        role: "assistant",
+        content: content === "" && toolCalls.length > 0 ? null : content,
+        refusal: null,
+      };
+      if (toolCalls.length > 0) message.tool_calls = toolCalls.map(wireToolCall);
+      const body = {
+        id,
         object: "chat.completion",
-        created: this.created,
-        model: this.options.model,
+        created,
+        model: options.model,
         choices: [{ index: 0, message, finish_reason: reason, logprobs: null }],
-      },
-      this.options.headers,
-    );
-  }
-
-  protected onFail(error: ChatApiError): void {
-    sendJson(this.options.response, error.status, error.toBody(), this.options.headers);
-  }
+      };
+      sendJson(options.response, 200, body, options.headers);
+    },
+    fail(error) {
+      sendJson(options.response, error.status, error.toBody(), options.headers);
+    },
+  };
 }
 
 /** Server-sent `chat.completion.chunk` events; the headers go out at once. */
-export class StreamCompletionWriter extends BaseWriter {
+class StreamFormat implements CompletionFormat {
+  readonly #head: CompletionHead;
   #keepAlive: TimerHandle | undefined;
 
-  constructor(options: CompletionWriterOptions) {
-    super(options);
-    options.response.writeHead(200, {
-      ...options.headers,
+  constructor(head: CompletionHead) {
+    this.#head = head;
+    const { response, headers } = head.options;
+    response.writeHead(200, {
+      ...headers,
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       connection: "keep-alive",
     });
-    options.response.flushHeaders();
+    response.flushHeaders();
     this.#chunk({ role: "assistant", content: "" }, null);
-    options.response.once("close", () => this.#stopKeepAlive());
+    response.once("close", () => this.#stopKeepAlive());
   }
 
-  protected onText(delta: string): void {
+  text(delta: string): void {
     this.#chunk({ content: delta }, null);
   }
 
-  protected onFinish(reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
+  finish(_content: string, reason: FinishReason, toolCalls: readonly ReturnedToolCall[]): void {
     toolCalls.forEach((call, index) => {
       this.#chunk({ tool_calls: [{ index, ...wireToolCall(call) }] }, null);
     });
@@ -144,30 +163,31 @@ export class StreamCompletionWriter extends BaseWriter {
     this.#end("data: [DONE]\n\n");
   }
 
-  protected onFail(error: ChatApiError): void {
+  fail(error: ChatApiError): void {
     this.#end(`data: ${JSON.stringify(error.toBody())}\n\n`);
   }
 
   #chunk(delta: Record<string, unknown>, finishReason: FinishReason | null): void {
+    const { id, created, options } = this.#head;
     const chunk = {
-      id: this.id,
+      id,
       object: "chat.completion.chunk",
-      created: this.created,
-      model: this.options.model,
+      created,
+      model: options.model,
       choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
     };
-    this.options.response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    options.response.write(`data: ${JSON.stringify(chunk)}\n\n`);
     this.#armKeepAlive();
   }
 
   #end(last: string): void {
     this.#stopKeepAlive();
-    this.options.response.end(last);
+    this.#head.options.response.end(last);
   }
 
   #armKeepAlive(): void {
     this.#stopKeepAlive();
-    const { keepAliveMs, timers, response } = this.options;
+    const { keepAliveMs, timers, response } = this.#head.options;
     if (keepAliveMs <= 0) return;
     this.#keepAlive = timers.setTimeout(() => {
       this.#keepAlive = undefined;
@@ -178,7 +198,7 @@ export class StreamCompletionWriter extends BaseWriter {
   }
 
   #stopKeepAlive(): void {
-    if (this.#keepAlive !== undefined) this.options.timers.clearTimeout(this.#keepAlive);
+    if (this.#keepAlive !== undefined) this.#head.options.timers.clearTimeout(this.#keepAlive);
     this.#keepAlive = undefined;
   }
 }

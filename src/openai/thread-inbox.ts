@@ -55,6 +55,7 @@ export class ThreadInbox {
   wakeForCalls(): void {
     if (this.#callsQueued) return;
     this.#callsQueued = true;
+    // biome-ignore lint/style/noRestrictedGlobals: one macrotask (the session's pending I/O first), not a delay
     setImmediate(() => this.#push({ kind: "calls" }));
   }
 

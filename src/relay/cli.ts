@@ -61,7 +61,9 @@ Sandboxes (off unless --sandbox-command is given; docs/relay.md "Sandboxes"):
   --sandbox-minute-ms <n>       length of one TTL minute in ms (default 60000)
 
 Bounds (defaults in docs/relay.md):
-${Object.keys(BOUND_FLAGS).map((flag) => `  --${flag} <n>`).join("\n")}
+${Object.keys(BOUND_FLAGS)
+  .map((flag) => `  --${flag} <n>`)
+  .join("\n")}
 `;
 
 /** Where the CLI writes. */
@@ -98,8 +100,11 @@ export function readApiKeysFile(path: string): ApiKeysFile {
       if (line.length === 0 || line.startsWith("#")) return;
       const words = line.split(/\s+/);
       if (words.length === 1) result.apiKeys.push(words[0]!);
-      else if (words.length === 2) (result.tenants[words[0]!] ??= []).push(words[1]!);
-      else throw new RelayCliUsageError(`${path} line ${index + 1}: expected "<key>" or "<tenant> <key>"`);
+      else if (words.length === 2) {
+        const keys = result.tenants[words[0]!] ?? [];
+        keys.push(words[1]!);
+        result.tenants[words[0]!] = keys;
+      } else throw new RelayCliUsageError(`${path} line ${index + 1}: expected "<key>" or "<tenant> <key>"`);
     });
   return result;
 }
@@ -110,11 +115,10 @@ function stderrLogger(io: RelayCliIo, level: "info" | "debug"): RelayLogger {
   return { debug: level === "debug" ? write : () => {}, info: write, warn: write };
 }
 
-/** Turns arguments into relay options (`undefined` when `--help` was asked for). */
-export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo = processIo): RelayOptions | undefined {
-  let values;
+/** The flags of `argv`; a flag this CLI does not know is a usage error. */
+function readArguments(argv: readonly string[]) {
   try {
-    ({ values } = parseArgs({
+    return parseArgs({
       args: [...argv],
       strict: true,
       allowPositionals: false,
@@ -141,10 +145,15 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
         debug: { type: "boolean" },
         help: { type: "boolean" },
       },
-    }));
+    }).values;
   } catch (error) {
     throw new RelayCliUsageError((error as Error).message);
   }
+}
+
+/** Turns arguments into relay options (`undefined` when `--help` was asked for). */
+export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo = processIo): RelayOptions | undefined {
+  const values = readArguments(argv);
   if (values.help) return undefined;
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RelayCliUsageError(`invalid --port ${values.port}`);
@@ -163,7 +172,7 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
       throw new RelayCliUsageError(`cannot read --api-keys-file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
     }
     apiKeys.push(...file.apiKeys);
-    for (const [tenant, keys] of Object.entries(file.tenants)) (tenants[tenant] ??= []).push(...keys);
+    for (const [tenant, keys] of Object.entries(file.tenants)) tenants[tenant] = [...(tenants[tenant] ?? []), ...keys];
   }
   const bounds: Partial<Record<(typeof BOUND_FLAGS)[keyof typeof BOUND_FLAGS], number>> = {};
   for (const [flag, option] of Object.entries(BOUND_FLAGS)) {
@@ -195,7 +204,15 @@ export function parseRelayCliArguments(argv: readonly string[], io: RelayCliIo =
 function sandboxFromFlags(values: Record<string, unknown>): RelaySandboxOptions | undefined {
   const command = values["sandbox-command"] as string | undefined;
   const list = (name: string) => (values[name] as string[] | undefined) ?? [];
-  const others = ["sandbox-arg", "sandbox-env", "sandbox-read-only", "sandbox-isolation", "sandbox-dir", "sandbox-shared-state-env", "sandbox-minute-ms"];
+  const others = [
+    "sandbox-arg",
+    "sandbox-env",
+    "sandbox-read-only",
+    "sandbox-isolation",
+    "sandbox-dir",
+    "sandbox-shared-state-env",
+    "sandbox-minute-ms",
+  ];
   if (command === undefined) {
     const stray = others.find((name) => values[name] !== undefined);
     if (stray) throw new RelayCliUsageError(`--${stray} needs --sandbox-command`);
@@ -208,7 +225,8 @@ function sandboxFromFlags(values: Record<string, unknown>): RelaySandboxOptions 
     env[entry.slice(0, at)] = entry.slice(at + 1);
   }
   const isolation = values["sandbox-isolation"] as string | undefined;
-  if (isolation !== undefined && isolation !== "namespace" && isolation !== "none") throw new RelayCliUsageError("--sandbox-isolation must be namespace or none");
+  if (isolation !== undefined && isolation !== "namespace" && isolation !== "none")
+    throw new RelayCliUsageError("--sandbox-isolation must be namespace or none");
   const minute = values["sandbox-minute-ms"] as string | undefined;
   if (minute !== undefined && !/^\d+$/.test(minute)) throw new RelayCliUsageError("--sandbox-minute-ms must be a positive integer");
   return {

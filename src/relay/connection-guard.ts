@@ -60,13 +60,15 @@ export class ConnectionGuard {
     const fromAddress = this.#perAddress.get(address) ?? 0;
     if (fromAddress >= this.#options.maxConnectionsPerAddress) {
       this.#stats.refusedPerAddress++;
-      return this.#refuse(socket, "too many connections from this address");
+      this.#refuse(socket, "too many connections from this address");
+      return;
     }
     if (this.#open.size >= this.#options.maxConnections) {
       const oldest = this.#handshaking.values().next();
       if (oldest.done) {
         this.#stats.refusedTotal++;
-        return this.#refuse(socket, "the relay is at its connection limit");
+        this.#refuse(socket, "the relay is at its connection limit");
+        return;
       }
       this.#stats.evicted++;
       this.#options.logger.debug("relay: oldest unfinished handshake closed to admit a new connection");

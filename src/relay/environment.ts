@@ -102,7 +102,14 @@ export class Environment {
       answerListener: (frame) => this.listener.sendCommand(frame, { always: true }),
       onFailed: (requestId, reason) => emit("tool-call-failed", { connectionId, requestId, reason }),
     });
-    this.#commands = new SdkCommands({ connectionId, options, listener: this.listener, router: this.#router, requests: this.#requests, emit });
+    this.#commands = new SdkCommands({
+      connectionId,
+      options,
+      listener: this.listener,
+      router: this.#router,
+      requests: this.#requests,
+      emit,
+    });
     this.#startGraceTimer();
   }
 
@@ -128,7 +135,11 @@ export class Environment {
       return undefined;
     }
     if (this.tenant.used("session") >= this.tenant.limit("session")) {
-      return { status: 429, kind: "tenant-limit", message: `the tenant has ${this.tenant.limit("session")} SDK sessions (maxSessionsPerTenant)` };
+      return {
+        status: 429,
+        kind: "tenant-limit",
+        message: `the tenant has ${this.tenant.limit("session")} SDK sessions (maxSessionsPerTenant)`,
+      };
     }
     return undefined;
   }
@@ -139,7 +150,13 @@ export class Environment {
    * this channel (opened within the last {@link ANONYMOUS_PAIRING_MS}); such sessions cannot be
    * resumed. Call {@link checkSdk} first; a socket that no longer passes it is closed (1013).
    */
-  attachSdk(socket: WebSocket, channel: Channel, principal: Principal, identity: string | undefined, binding: RuntimeBinding): SdkSession | undefined {
+  attachSdk(
+    socket: WebSocket,
+    channel: Channel,
+    principal: Principal,
+    identity: string | undefined,
+    binding: RuntimeBinding,
+  ): SdkSession | undefined {
     if (this.checkSdk(principal, identity, binding, channel)) {
       socket.close(1013, "Try again later");
       return undefined;

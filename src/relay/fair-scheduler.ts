@@ -26,6 +26,7 @@ export class FairScheduler {
 
   /** `defer` runs a callback after pending I/O (default `setImmediate`). */
   constructor(options: { defer?: Defer; budget?: number; onError?: (error: unknown) => void } = {}) {
+    // biome-ignore lint/style/noRestrictedGlobals: a slice waits for pending I/O (one event-loop turn), not for time
     this.#defer = options.defer ?? ((callback) => void setImmediate(callback));
     this.#budget = options.budget ?? SLICE_BUDGET;
     this.#onError = options.onError ?? (() => {});

@@ -16,9 +16,7 @@ export interface FieldSpan {
   kind: "string" | "container" | "scalar";
 }
 
-export type ScanResult =
-  | { ok: true; fields: Map<string, FieldSpan>; closeAt: number }
-  | { ok: false; error: string };
+export type ScanResult = { ok: true; fields: Map<string, FieldSpan>; closeAt: number } | { ok: false; error: string };
 
 /** Depth limit, counting the top-level object as 1 (as safe-json.ts counts). */
 export const MAX_FRAME_DEPTH = 256;
@@ -48,7 +46,9 @@ function isWhitespace(byte: number): boolean {
 
 function isScalarByte(byte: number): boolean {
   // digits, sign, dot, exponent and the letters of true / false / null
-  return (byte >= 0x30 && byte <= 0x39) || byte === 0x2d || byte === 0x2b || byte === 0x2e || (byte >= 0x61 && byte <= 0x7a) || byte === 0x45;
+  return (
+    (byte >= 0x30 && byte <= 0x39) || byte === 0x2d || byte === 0x2b || byte === 0x2e || (byte >= 0x61 && byte <= 0x7a) || byte === 0x45
+  );
 }
 
 export class FrameScanner {

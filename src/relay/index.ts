@@ -8,7 +8,14 @@
  * @module toolrelay/relay
  */
 export { startRelay, type Relay, type DropSdkSocketsOptions, type RelayStats } from "./relay-server.js";
-export { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions, type RelayLogger, type ListenerMode } from "./relay-options.js";
+export {
+  isLoopbackHost,
+  silentRelayLogger,
+  type RelayOptions,
+  type ResolvedRelayOptions,
+  type RelayLogger,
+  type ListenerMode,
+} from "./relay-options.js";
 export { resolveRelayOptions } from "./resolve-relay-options.js";
 export type { RelayEvents, RelayEnvironmentInfo, RelaySandboxInfo, SandboxReapReason, SdkSocketEvent } from "./relay-events.js";
 export type { RelaySandboxOptions, ResolvedSandboxOptions, SandboxIsolation } from "./sandbox-options.js";

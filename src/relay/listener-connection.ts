@@ -143,7 +143,8 @@ export class ListenerConnection {
       this.#write(target, frame.data);
       return "sent";
     }
-    const full = this.#queue.length >= this.#options.maxQueuedCommands || this.#queuedBytes + frame.size > this.#options.maxQueuedCommandBytes;
+    const full =
+      this.#queue.length >= this.#options.maxQueuedCommands || this.#queuedBytes + frame.size > this.#options.maxQueuedCommandBytes;
     if (full && !options.always) {
       this.#options.logger.warn("relay: listener command queue full; command refused", { connectionId: this.#options.connectionId });
       return "refused";
@@ -177,7 +178,9 @@ export class ListenerConnection {
     socket.send(data, { binary: false }, () => this.#checkDrained(socket));
     if (!this.#congested && socket.bufferedAmount > this.#options.maxBufferedBytes) {
       this.#congested = true;
-      this.#options.logger.info("relay: listener is not taking frames fast enough; SDK sockets paused", { connectionId: this.#options.connectionId });
+      this.#options.logger.info("relay: listener is not taking frames fast enough; SDK sockets paused", {
+        connectionId: this.#options.connectionId,
+      });
       this.#options.onCongestion(true);
     }
   }
@@ -269,7 +272,10 @@ export class ListenerConnection {
     this.#queuedBytes = 0;
     for (const frame of pending) if (target) this.#write(target, frame.data);
     if (pending.length > 0) {
-      this.#options.logger.debug("relay: queued commands flushed to listener", { connectionId: this.#options.connectionId, count: pending.length });
+      this.#options.logger.debug("relay: queued commands flushed to listener", {
+        connectionId: this.#options.connectionId,
+        count: pending.length,
+      });
     }
     this.#options.onReady();
   }

@@ -88,7 +88,11 @@ export class ListenerRegistry {
   }
 
   /** Registers (or re-registers) a listener; `wsBase` is `ws://host:port` as the listener reached us. */
-  register(principal: Principal, request: RegistrationRequest, wsBase: string): { answer: RegistrationAnswer } | { refusal: RegistrationRefusal } {
+  register(
+    principal: Principal,
+    request: RegistrationRequest,
+    wsBase: string,
+  ): { answer: RegistrationAnswer } | { refusal: RegistrationRefusal } {
     const { tenant } = principal;
     const { logger } = this.#context.options;
     const key = environmentKey(request.deviceId, request.listenerInstanceId);
@@ -111,7 +115,13 @@ export class ListenerRegistry {
       logger.info("relay: listener registered again", { connectionId: environment.identity.connectionId, tenant: tenant.name });
     } else {
       if (!tenant.reserve("environment")) {
-        return { refusal: { status: 429, kind: "tenant-limit", message: `the tenant has ${tenant.limit("environment")} environments (maxEnvironmentsPerTenant)` } };
+        return {
+          refusal: {
+            status: 429,
+            kind: "tenant-limit",
+            message: `the tenant has ${tenant.limit("environment")} environments (maxEnvironmentsPerTenant)`,
+          },
+        };
       }
       const id = `environment-${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
       environment = new Environment(
@@ -124,7 +134,16 @@ export class ListenerRegistry {
           sandboxId: principal.sandbox?.sandboxId,
         },
         tenant,
-        { ...this.#context, onExpired: (expired) => this.remove(expired, RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.code, "Environment gone: listener did not reconnect") },
+        {
+          ...this.#context,
+          onExpired: (expired) =>
+            this.remove(
+              expired,
+              RELAY_CLOSE.environmentGone.code,
+              RELAY_CLOSE.environmentGone.code,
+              "Environment gone: listener did not reconnect",
+            ),
+        },
       );
       this.#byKey.set(key, environment);
       this.#byConnectionId.set(environment.identity.connectionId, environment);

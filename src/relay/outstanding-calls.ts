@@ -97,7 +97,10 @@ export class OutstandingCalls {
     for (const call of this.#calls.values()) {
       if (call.createdAt > cutoff) break;
       this.#forget(call, true);
-      this.#options.logger.debug("relay: outstanding call expired unanswered", { connectionId: this.#options.connectionId, requestId: call.requestId });
+      this.#options.logger.debug("relay: outstanding call expired unanswered", {
+        connectionId: this.#options.connectionId,
+        requestId: call.requestId,
+      });
     }
   }
 

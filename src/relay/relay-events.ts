@@ -97,7 +97,9 @@ export interface RelayEvents {
   /** A sandbox was created (its listener is starting). */
   "sandbox-created": [info: RelaySandboxInfo];
   /** A sandbox's process was stopped and its directory removed; `exit` is how the process ended. */
-  "sandbox-reaped": [event: { sandboxId: string; tenant: string; reason: SandboxReapReason; exit: { code: number | null; signal: string | null } }];
+  "sandbox-reaped": [
+    event: { sandboxId: string; tenant: string; reason: SandboxReapReason; exit: { code: number | null; signal: string | null } },
+  ];
 }
 
 /** How the environment reports events (the relay's emitter, narrowed). */

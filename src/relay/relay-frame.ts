@@ -37,6 +37,7 @@ export class RelayFrame {
   readonly closeAt: number;
   #fields: Map<string, FieldSpan>;
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; RelayFrame.read and RelayFrame.from are the way in
   private constructor(data: Buffer, fields: Map<string, FieldSpan>, closeAt: number, type: string) {
     this.data = data;
     this.#fields = fields;

@@ -43,7 +43,12 @@ export interface RelayRefusal {
 /** Response frames for the commands that have one (docs/protocol.md, frame catalogue). */
 const RESPONSES: Record<string, (requestId: string, error: string) => Record<string, unknown>> = {
   runtime_start: (request_id, error) => ({ type: "runtime_start_response", request_id, success: false, runtime: null, error }),
-  runtime_external_tools_update: (request_id, error) => ({ type: "runtime_external_tools_update_response", request_id, success: false, error }),
+  runtime_external_tools_update: (request_id, error) => ({
+    type: "runtime_external_tools_update_response",
+    request_id,
+    success: false,
+    error,
+  }),
   sync: (request_id, error) => ({ type: "sync_response", request_id, success: false, error }),
   abort_message: (request_id, error) => ({ type: "abort_message_response", request_id, aborted: false, success: false, error }),
   input: (request_id, error) => ({ type: "input_accepted", request_id, accepted: false, error }),

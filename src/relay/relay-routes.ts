@@ -40,10 +40,16 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
   const { principal } = auth;
   if (principal.sandbox && url.pathname !== "/v1/environments/register") {
     // A sandbox's key is its listener's alone: it registers that device and nothing else.
-    emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId: undefined, reason: "sandbox key used for another route" });
+    emit("refused", {
+      kind: "sandbox-device",
+      tenant: principal.tenant.name,
+      connectionId: undefined,
+      reason: "sandbox key used for another route",
+    });
     return sendError(response, 403, "a sandbox key may only register its own listener");
   }
-  if (isSandboxRoute(url.pathname)) return handleSandboxRoute({ options, sandboxes: context.sandboxes, emit }, request, response, url, principal);
+  if (isSandboxRoute(url.pathname))
+    return handleSandboxRoute({ options, sandboxes: context.sandboxes, emit }, request, response, url, principal);
   if (url.pathname === "/v1/environments/register") {
     if (request.method !== "POST") return sendError(response, 405, "use POST");
     const body = await readJsonBody(request, options.maxBodyBytes);
@@ -52,7 +58,12 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
     if (typeof registration === "string") return sendError(response, 400, registration);
     const outcome = registry.register(principal, registration, `ws://${request.headers.host}`);
     if ("refusal" in outcome) {
-      emit("refused", { kind: outcome.refusal.kind, tenant: principal.tenant.name, connectionId: undefined, reason: outcome.refusal.message });
+      emit("refused", {
+        kind: outcome.refusal.kind,
+        tenant: principal.tenant.name,
+        connectionId: undefined,
+        reason: outcome.refusal.message,
+      });
       return sendError(response, outcome.refusal.status, outcome.refusal.message);
     }
     return sendJson(response, 200, outcome.answer);
@@ -73,16 +84,30 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
   return sendError(response, 404, "no such route");
 }
 
-async function handleTestHook(context: RouteContext, request: IncomingMessage, response: ServerResponse, url: URL, principal: Principal): Promise<void> {
+async function handleTestHook(
+  context: RouteContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+  principal: Principal,
+): Promise<void> {
   const { options, registry, guard, emit } = context;
   const { tenant } = principal;
   if (url.pathname === "/_relay/environments" && request.method === "GET") {
-    return sendJson(response, 200, registry.list(tenant).map((environment) => environment.info()));
+    return sendJson(
+      response,
+      200,
+      registry.list(tenant).map((environment) => environment.info()),
+    );
   }
   if (url.pathname === "/_relay/sandboxes" && request.method === "GET") {
     // The listener's own output (its --debug lines carry frames): test hooks only, the caller's tenant only.
     const sandboxes = context.sandboxes?.list(tenant) ?? [];
-    return sendJson(response, 200, sandboxes.map((sandbox) => ({ ...sandbox, output: context.sandboxes?.output(tenant, sandbox.sandboxId) ?? [] })));
+    return sendJson(
+      response,
+      200,
+      sandboxes.map((sandbox) => ({ ...sandbox, output: context.sandboxes?.output(tenant, sandbox.sandboxId) ?? [] })),
+    );
   }
   if (url.pathname === "/_relay/stats" && request.method === "GET") {
     // `?gc=1` collects garbage first when the process runs with --expose-gc (memory tests read what is retained).

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { EventEmitter } from "eventemitter3";
-import { WebSocket, WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import { ToolrelayError } from "../errors.js";
 import { unrefTimer, type TimerHandle } from "../internal/timers.js";
 import { ConnectionGuard, type ConnectionStats } from "./connection-guard.js";
@@ -59,7 +59,10 @@ export interface Relay extends EventEmitter<RelayEvents> {
   /** Connections and, per tenant, what it holds against its caps. */
   stats(): RelayStats;
   /** The SDK status socket URL for an environment (no credentials in it). */
-  statusUrl(connectionId: string, query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string }): string;
+  statusUrl(
+    connectionId: string,
+    query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string },
+  ): string;
   /**
    * Closes the environment's listener sockets with `code` (default 1012: the listener reconnects).
    * 1008 removes the environment (its SDK sockets are closed with 1008; the listener registers
@@ -153,7 +156,10 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     return { connections: this.#parts.guard.stats(), tenants: this.#parts.directory.tenants().map((tenant) => tenant.usage()) };
   }
 
-  statusUrl(connectionId: string, query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string }): string {
+  statusUrl(
+    connectionId: string,
+    query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string },
+  ): string {
     const url = new URL(`${this.url}/v1/environments/${encodeURIComponent(connectionId)}/status/ws`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
     return url.toString();
@@ -179,7 +185,8 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     if (!isSendableCloseCode(code)) throw new ToolrelayError("INVALID_OPTIONS", `relay: ${code} is not a sendable close code`);
     const { registry } = this.#parts;
     const tenant = principal?.tenant;
-    const environments = connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
+    const environments =
+      connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
     let count = 0;
     const how = options.terminate ? "terminate" : { code, reason: closeReason(options.reason ?? "Relay dropped the status socket") };
     for (const environment of environments) count += environment.dropSdkSockets(how);
@@ -199,7 +206,8 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     registry.removeAll("Relay shutting down");
     const clients = () => [...servers.sdk.clients, ...servers.listener.clients];
     const deadline = options.timers.now() + 1_000;
-    while (clients().length > 0 && options.timers.now() < deadline) await new Promise((resolve) => options.timers.setTimeout(() => resolve(undefined), 10));
+    while (clients().length > 0 && options.timers.now() < deadline)
+      await new Promise((resolve) => options.timers.setTimeout(() => resolve(undefined), 10));
     for (const socket of clients()) socket.terminate();
     await Promise.all(Object.values(servers).map((wss) => new Promise<void>((resolve) => wss.close(() => resolve()))));
     server.closeAllConnections();
@@ -229,15 +237,27 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
   /** WebSocket upgrades. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { options, registry, directory, servers, emit } = this.#parts;
-    if (this.#closing) return refuseUpgrade(socket, 503, "relay is shutting down");
+    if (this.#closing) {
+      refuseUpgrade(socket, 503, "relay is shutting down");
+      return;
+    }
     const url = new URL(request.url ?? "/", "http://relay.invalid");
     const refused = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
-    if (refused) return refuseUpgrade(socket, refused.status, refused.message);
+    if (refused) {
+      refuseUpgrade(socket, refused.status, refused.message);
+      return;
+    }
     const target = upgradeKind(url.pathname);
-    if (!target) return refuseUpgrade(socket, 404, "no such WebSocket endpoint");
+    if (!target) {
+      refuseUpgrade(socket, 404, "no such WebSocket endpoint");
+      return;
+    }
     const allowQueryToken = target.kind === "sdk" && options.allowQueryToken;
     const auth = authenticate(request, url, directory, { allowQueryToken });
-    if ("refusal" in auth) return refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
+    if ("refusal" in auth) {
+      refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
+      return;
+    }
     const context: UpgradeContext = { options, registry, servers, emit, accepted: (webSocket, raw) => this.accepted(webSocket, raw) };
     if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId, auth.principal);
     else upgradeListener(context, request, socket, head, url, target.connectionId, auth.principal);
@@ -276,7 +296,9 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   const emit: RelayEmit = (event, ...args) => {
     (relay?.emit as ((name: string, ...rest: unknown[]) => boolean) | undefined)?.call(relay, event, ...args);
   };
-  const scheduler = new FairScheduler({ onError: (error) => resolved.logger.warn("relay: a frame handler threw", { error: String(error) }) });
+  const scheduler = new FairScheduler({
+    onError: (error) => resolved.logger.warn("relay: a frame handler threw", { error: String(error) }),
+  });
   const registry = new ListenerRegistry({ options: resolved, scheduler, emit });
   server.on("connection", (socket) => guard.admit(socket));
   server.on("request", (request, response) => {
@@ -298,9 +320,20 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     server.listen(resolved.port, resolved.host, () => resolve());
   });
   const sandboxes = resolved.sandbox
-    ? new SandboxRegistry({ options: resolved, sandbox: resolved.sandbox, directory, environments: registry, emit, relayUrl: () => relay?.httpUrl ?? "" })
+    ? new SandboxRegistry({
+        options: resolved,
+        sandbox: resolved.sandbox,
+        directory,
+        environments: registry,
+        emit,
+        relayUrl: () => relay?.httpUrl ?? "",
+      })
     : undefined;
   relay = new RelayServer({ server, servers, registry, directory, sandboxes, guard, options: resolved, emit });
-  resolved.logger.info("relay: listening", { url: relay.httpUrl, listenerMode: resolved.listenerMode, tenants: directory.tenants().length });
+  resolved.logger.info("relay: listening", {
+    url: relay.httpUrl,
+    listenerMode: resolved.listenerMode,
+    tenants: directory.tenants().length,
+  });
   return relay;
 }

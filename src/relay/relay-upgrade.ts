@@ -65,25 +65,47 @@ const NOT_FOUND = "environment not found";
  * `conversationId` do (per key); without those the socket is anonymous (paired with its
  * partner by arrival).
  */
-export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, connectionId: string, principal: Principal): void {
+export function upgradeSdk(
+  context: UpgradeContext,
+  request: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  url: URL,
+  connectionId: string,
+  principal: Principal,
+): void {
   if (principal.sandbox) {
-    context.emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId, reason: "sandbox key on an SDK socket" });
-    return refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
+    context.emit("refused", {
+      kind: "sandbox-device",
+      tenant: principal.tenant.name,
+      connectionId,
+      reason: "sandbox key on an SDK socket",
+    });
+    refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
+    return;
   }
   const environment = context.registry.get(connectionId, principal.tenant);
   if (!environment || environment.isRemoved) {
     context.emit("refused", { kind: "environment-not-found", tenant: principal.tenant.name, connectionId, reason: NOT_FOUND });
-    return refuseUpgrade(socket, 404, NOT_FOUND);
+    refuseUpgrade(socket, 404, NOT_FOUND);
+    return;
   }
   const channel = url.searchParams.get("channel");
-  if (channel !== "control" && channel !== "stream") return refuseUpgrade(socket, 400, "channel must be control or stream");
+  if (channel !== "control" && channel !== "stream") {
+    refuseUpgrade(socket, 400, "channel must be control or stream");
+    return;
+  }
   const agentId = param(url, "agentId");
   const conversationId = param(url, "conversationId");
   const sessionId = param(url, "sessionId");
   if (agentId === false || conversationId === false || sessionId === false) {
-    return refuseUpgrade(socket, 400, `query parameters must be 1..${MAX_PARAM_LENGTH} characters`);
+    refuseUpgrade(socket, 400, `query parameters must be 1..${MAX_PARAM_LENGTH} characters`);
+    return;
   }
-  if (conversationId !== undefined && agentId === undefined) return refuseUpgrade(socket, 400, "conversationId needs agentId");
+  if (conversationId !== undefined && agentId === undefined) {
+    refuseUpgrade(socket, 400, "conversationId needs agentId");
+    return;
+  }
   const binding = bindingFromUrl(agentId, conversationId);
   const identity = sessionId
     ? `session:${sessionId}`
@@ -93,7 +115,8 @@ export function upgradeSdk(context: UpgradeContext, request: IncomingMessage, so
   const refused = environment.checkSdk(principal, identity, binding, channel);
   if (refused) {
     context.emit("refused", { kind: refused.kind, tenant: principal.tenant.name, connectionId, reason: refused.message });
-    return refuseUpgrade(socket, refused.status, refused.message);
+    refuseUpgrade(socket, refused.status, refused.message);
+    return;
   }
   context.servers.sdk.handleUpgrade(request, socket, head, (webSocket) => {
     context.accepted(webSocket, socket);
@@ -117,25 +140,35 @@ export function upgradeListener(
 ): void {
   const channelParam = url.searchParams.get("channel");
   if (channelParam !== null && channelParam !== "control" && channelParam !== "stream") {
-    return refuseUpgrade(socket, 400, "channel must be control or stream");
+    refuseUpgrade(socket, 400, "channel must be control or stream");
+    return;
   }
   const generation = param(url, "connectionGeneration");
   const attemptText = url.searchParams.get("connectionAttempt");
   const attempt = attemptText === null ? undefined : Number(attemptText);
   if (generation === false || (generation !== undefined && (attempt === undefined || !Number.isInteger(attempt) || attempt < 1))) {
-    return refuseUpgrade(socket, 400, "connectionGeneration needs a positive integer connectionAttempt");
+    refuseUpgrade(socket, 400, "connectionGeneration needs a positive integer connectionAttempt");
+    return;
   }
   if (generation !== undefined && channelParam === null) {
-    return refuseUpgrade(socket, 400, "connectionGeneration needs a channel");
+    refuseUpgrade(socket, 400, "connectionGeneration needs a channel");
+    return;
   }
   const deviceId = param(url, "deviceId");
   if (deviceId === undefined || deviceId === false) {
     context.emit("refused", { kind: "wrong-device", tenant: principal.tenant.name, connectionId, reason: "deviceId is required" });
-    return refuseUpgrade(socket, 400, "deviceId is required (the device that registered the environment)");
+    refuseUpgrade(socket, 400, "deviceId is required (the device that registered the environment)");
+    return;
   }
   if (principal.sandbox && principal.sandbox.deviceId !== deviceId) {
-    context.emit("refused", { kind: "sandbox-device", tenant: principal.tenant.name, connectionId, reason: "sandbox key for another device" });
-    return refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
+    context.emit("refused", {
+      kind: "sandbox-device",
+      tenant: principal.tenant.name,
+      connectionId,
+      reason: "sandbox key for another device",
+    });
+    refuseUpgrade(socket, 403, "a sandbox key may only connect its own listener");
+    return;
   }
   const environment = context.registry.get(connectionId, principal.tenant);
   const params: ListenerSocketParams = {
@@ -152,7 +185,12 @@ export function upgradeListener(
       return;
     }
     if (deviceId !== environment.identity.deviceId) {
-      context.emit("refused", { kind: "wrong-device", tenant: principal.tenant.name, connectionId, reason: RELAY_CLOSE.wrongDevice.reason });
+      context.emit("refused", {
+        kind: "wrong-device",
+        tenant: principal.tenant.name,
+        connectionId,
+        reason: RELAY_CLOSE.wrongDevice.reason,
+      });
       webSocket.close(RELAY_CLOSE.wrongDevice.code, RELAY_CLOSE.wrongDevice.reason);
       return;
     }

@@ -34,7 +34,8 @@ function checkKey(key: unknown): string {
 export function buildKeyTenants(options: Pick<RelayOptions, "apiKeys" | "tenants">): Map<string, string> {
   const keyTenants = new Map<string, string>();
   for (const [tenant, keys] of Object.entries(options.tenants ?? {})) {
-    if (!TENANT_NAME.test(tenant)) throw invalid(`tenant name ${JSON.stringify(tenant.slice(0, 80))} must be 1-64 characters of A-Z a-z 0-9 . _ -`);
+    if (!TENANT_NAME.test(tenant))
+      throw invalid(`tenant name ${JSON.stringify(tenant.slice(0, 80))} must be 1-64 characters of A-Z a-z 0-9 . _ -`);
     if (!Array.isArray(keys) || keys.length === 0) throw invalid(`tenant ${tenant} needs at least one API key`);
     for (const key of keys) {
       const checked = checkKey(key);

@@ -104,15 +104,19 @@ export function resolveSandboxOptions(options: RelaySandboxOptions): ResolvedSan
   if (!args.every((arg) => typeof arg === "string")) throw invalid("args must be strings");
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (!ENV_NAME.test(name) || typeof value !== "string" || value.includes("\0")) throw invalid(`env ${JSON.stringify(name)} must be a variable name with a string value`);
-    if ((RELAY_SET_ENV as readonly string[]).includes(name) || name === options.sharedStateEnv) throw invalid(`env ${name} is set by the relay for each sandbox`);
+    if (!ENV_NAME.test(name) || typeof value !== "string" || value.includes("\0"))
+      throw invalid(`env ${JSON.stringify(name)} must be a variable name with a string value`);
+    if ((RELAY_SET_ENV as readonly string[]).includes(name) || name === options.sharedStateEnv)
+      throw invalid(`env ${name} is set by the relay for each sandbox`);
     env[name] = value;
   }
-  if (options.sharedStateEnv !== undefined && !ENV_NAME.test(options.sharedStateEnv)) throw invalid("sharedStateEnv must be a variable name");
+  if (options.sharedStateEnv !== undefined && !ENV_NAME.test(options.sharedStateEnv))
+    throw invalid("sharedStateEnv must be a variable name");
   const isolation = options.isolation ?? "namespace";
   if (isolation !== "namespace" && isolation !== "none") throw invalid('isolation must be "namespace" or "none"');
   const readOnlyPaths = (options.readOnlyPaths ?? []).map((path) => {
-    if (typeof path !== "string" || !isAbsolute(path) || !existsSync(path)) throw invalid(`readOnlyPaths: ${String(path)} must be an existing absolute path`);
+    if (typeof path !== "string" || !isAbsolute(path) || !existsSync(path))
+      throw invalid(`readOnlyPaths: ${String(path)} must be an existing absolute path`);
     return path;
   });
   if (options.directory !== undefined && (!isAbsolute(options.directory) || !existsSync(options.directory))) {
@@ -144,7 +148,7 @@ function checkNamespaces(): void {
     timeout: 10_000,
   });
   if (probe.status === 0) return;
-  const why = probe.error ? probe.error.message : (probe.stderr?.toString().trim() || `exit ${probe.status}`);
+  const why = probe.error ? probe.error.message : probe.stderr?.toString().trim() || `exit ${probe.status}`;
   throw invalid(
     `isolation "namespace" needs util-linux unshare with user, mount and PID namespaces, which failed here (${why}); ` +
       'use isolation "none" only where a sandbox may read the relay\'s files',

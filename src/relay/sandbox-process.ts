@@ -51,7 +51,15 @@ export class SandboxProcess {
    * Makes the directory and starts the listener: `command args… --env-name <connectionName>`,
    * with `env` (and nothing else) as its environment.
    */
-  constructor(options: { directory: string; sharedState: string | undefined; connectionName: string; env: Record<string, string>; sandbox: ResolvedSandboxOptions; logger: RelayLogger; timers: Timers }) {
+  constructor(options: {
+    directory: string;
+    sharedState: string | undefined;
+    connectionName: string;
+    env: Record<string, string>;
+    sandbox: ResolvedSandboxOptions;
+    logger: RelayLogger;
+    timers: Timers;
+  }) {
     const { directory, sandbox } = options;
     this.#timers = options.timers;
     this.directory = directory;
@@ -62,10 +70,17 @@ export class SandboxProcess {
       tmp: join(directory, "tmp"),
       sharedState: options.sharedState,
     };
-    for (const path of [this.layout.root, this.layout.home, this.layout.workspace, this.layout.tmp]) mkdirSync(path, { recursive: true, mode: 0o700 });
+    for (const path of [this.layout.root, this.layout.home, this.layout.workspace, this.layout.tmp])
+      mkdirSync(path, { recursive: true, mode: 0o700 });
     this.#maxLines = sandbox.outputLines;
     const env = { ...options.env, HOME: this.layout.home, TMPDIR: this.layout.tmp };
-    const command = sandboxCommand(sandbox.isolation, this.layout, sandbox.readOnlyPaths, [sandbox.command, ...sandbox.args, "--env-name", options.connectionName], env);
+    const command = sandboxCommand(
+      sandbox.isolation,
+      this.layout,
+      sandbox.readOnlyPaths,
+      [sandbox.command, ...sandbox.args, "--env-name", options.connectionName],
+      env,
+    );
     const child = spawn(command.file, command.args, {
       cwd: this.layout.workspace,
       env,
@@ -106,7 +121,10 @@ export class SandboxProcess {
       if (!this.#exit && this.pid > 0) {
         killGroup(this.pid, "SIGTERM");
         let timer: TimerHandle | undefined;
-        const gone = await Promise.race([this.exited.then(() => true), new Promise<boolean>((resolve) => (timer = this.#timers.setTimeout(() => resolve(false), STOP_GRACE_MS)))]);
+        const gone = await Promise.race([
+          this.exited.then(() => true),
+          new Promise<boolean>((resolve) => (timer = this.#timers.setTimeout(() => resolve(false), STOP_GRACE_MS))),
+        ]);
         if (timer !== undefined) this.#timers.clearTimeout(timer);
         if (!gone) killGroup(this.pid, "SIGKILL");
         await this.exited;

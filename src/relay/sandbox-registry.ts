@@ -59,7 +59,14 @@ export class SandboxRegistry {
   #base: string;
   #ownsBase: boolean;
 
-  constructor(parts: { options: ResolvedRelayOptions; sandbox: ResolvedSandboxOptions; directory: TenantDirectory; environments: ListenerRegistry; emit: RelayEmit; relayUrl: () => string }) {
+  constructor(parts: {
+    options: ResolvedRelayOptions;
+    sandbox: ResolvedSandboxOptions;
+    directory: TenantDirectory;
+    environments: ListenerRegistry;
+    emit: RelayEmit;
+    relayUrl: () => string;
+  }) {
     this.#options = parts.options;
     this.#sandbox = parts.sandbox;
     this.#directory = parts.directory;
@@ -74,9 +81,13 @@ export class SandboxRegistry {
   /** A sandbox's device may be registered only with its own key, and a sandbox key registers nothing else. */
   readonly deviceGuard: DeviceGuard = (principal, deviceId) => {
     if (principal.sandbox) {
-      return principal.sandbox.deviceId === deviceId ? undefined : { status: 403, kind: "sandbox-device", message: "a sandbox key may only register its own device" };
+      return principal.sandbox.deviceId === deviceId
+        ? undefined
+        : { status: 403, kind: "sandbox-device", message: "a sandbox key may only register its own device" };
     }
-    return this.#byDevice.has(deviceId) ? { status: 409, kind: "sandbox-device", message: "this deviceId belongs to a sandbox" } : undefined;
+    return this.#byDevice.has(deviceId)
+      ? { status: 409, kind: "sandbox-device", message: "this deviceId belongs to a sandbox" }
+      : undefined;
   };
 
   /** Creates a sandbox, or resumes the live one of the same agent and conversation. */
@@ -122,12 +133,31 @@ export class SandboxRegistry {
       return { refusal: { status: 500, message: "the sandbox could not be started" } };
     }
     const now = this.#options.timers.now();
-    const sandbox: Sandbox = { id, tenant, deviceId, connectionName, key, request, process: listener, createdAt: now, ttlMinutes: DEFAULT_SANDBOX_TTL_MINUTES, expiresAt: now, timer: undefined, reaping: undefined };
+    const sandbox: Sandbox = {
+      id,
+      tenant,
+      deviceId,
+      connectionName,
+      key,
+      request,
+      process: listener,
+      createdAt: now,
+      ttlMinutes: DEFAULT_SANDBOX_TTL_MINUTES,
+      expiresAt: now,
+      timer: undefined,
+      reaping: undefined,
+    };
     this.#byId.set(id, sandbox);
     this.#byDevice.set(deviceId, sandbox);
     this.#setTtl(sandbox, DEFAULT_SANDBOX_TTL_MINUTES);
     void listener.exited.then((exit) => {
-      if (!sandbox.reaping) this.#options.logger.warn("relay: sandbox process exited", { sandboxId: id, tenant: tenant.name, code: exit.code, signal: exit.signal });
+      if (!sandbox.reaping)
+        this.#options.logger.warn("relay: sandbox process exited", {
+          sandboxId: id,
+          tenant: tenant.name,
+          code: exit.code,
+          signal: exit.signal,
+        });
       void this.#reap(sandbox, "exited");
     });
     const info = this.#info(sandbox);
@@ -159,7 +189,9 @@ export class SandboxRegistry {
 
   /** Live sandboxes (of `tenant` only, when given). */
   list(tenant?: Tenant): RelaySandboxInfo[] {
-    return [...this.#byId.values()].filter((sandbox) => !sandbox.reaping && (tenant === undefined || sandbox.tenant === tenant)).map((sandbox) => this.#info(sandbox));
+    return [...this.#byId.values()]
+      .filter((sandbox) => !sandbox.reaping && (tenant === undefined || sandbox.tenant === tenant))
+      .map((sandbox) => this.#info(sandbox));
   }
 
   /** The last output lines of a live sandbox's listener (test hook only). */
@@ -220,7 +252,12 @@ export class SandboxRegistry {
       this.#byDevice.delete(sandbox.deviceId);
       sandbox.tenant.release("sandbox");
       this.#options.logger.info("relay: sandbox reaped", { sandboxId: sandbox.id, tenant: sandbox.tenant.name, reason });
-      this.#emit("sandbox-reaped", { sandboxId: sandbox.id, tenant: sandbox.tenant.name, reason, exit: { code: exit.code, signal: exit.signal } });
+      this.#emit("sandbox-reaped", {
+        sandboxId: sandbox.id,
+        tenant: sandbox.tenant.name,
+        reason,
+        exit: { code: exit.code, signal: exit.signal },
+      });
     })();
     return sandbox.reaping;
   }

@@ -12,7 +12,13 @@
  * - `GET /v1/sandboxes/{sandboxId}` → the sandbox as the relay sees it
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { GITHUB_COMMIT, GITHUB_OWNER, GITHUB_REPO, MAX_GITHUB_REPOSITORIES, SANDBOX_TTL_MINUTES } from "../backends/cloud-sandbox-options.js";
+import {
+  GITHUB_COMMIT,
+  GITHUB_OWNER,
+  GITHUB_REPO,
+  MAX_GITHUB_REPOSITORIES,
+  SANDBOX_TTL_MINUTES,
+} from "../backends/cloud-sandbox-options.js";
 import type { RelayEmit } from "./relay-events.js";
 import { readJsonBody, sendError, sendJson } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
@@ -38,7 +44,13 @@ export interface SandboxRouteContext {
 
 type Body = Record<string, unknown>;
 
-export async function handleSandboxRoute(context: SandboxRouteContext, request: IncomingMessage, response: ServerResponse, url: URL, principal: Principal): Promise<void> {
+export async function handleSandboxRoute(
+  context: SandboxRouteContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+  principal: Principal,
+): Promise<void> {
   const { sandboxes } = context;
   const refuse = (status: number, message: string): void => {
     context.emit("refused", { kind: "sandbox-refused", tenant: principal.tenant.name, connectionId: undefined, reason: message });
@@ -114,13 +126,22 @@ export function parseCreate(input: Body, pathAgentId: string | undefined): Sandb
   if (conversationId === false) return "conversationId must be a non-empty string";
   if (conversationId !== undefined && agentId === undefined) return "conversationId needs agentId";
   const sandboxClass = input.sandboxClass;
-  if (sandboxClass !== undefined && sandboxClass !== "linux-vm" && sandboxClass !== "container") return 'sandboxClass must be "linux-vm" or "container"';
+  if (sandboxClass !== undefined && sandboxClass !== "linux-vm" && sandboxClass !== "container")
+    return 'sandboxClass must be "linux-vm" or "container"';
   const repositories = input.githubRepositories ?? [];
-  if (!Array.isArray(repositories) || repositories.length > MAX_GITHUB_REPOSITORIES) return `githubRepositories must be an array of at most ${MAX_GITHUB_REPOSITORIES}`;
+  if (!Array.isArray(repositories) || repositories.length > MAX_GITHUB_REPOSITORIES)
+    return `githubRepositories must be an array of at most ${MAX_GITHUB_REPOSITORIES}`;
   const githubRepositories: SandboxCreateRequest["githubRepositories"] = [];
   for (const entry of repositories as unknown[]) {
     const { owner, repo, commit } = (typeof entry === "object" && entry !== null ? entry : {}) as Body;
-    if (typeof owner !== "string" || !GITHUB_OWNER.test(owner) || typeof repo !== "string" || !GITHUB_REPO.test(repo) || typeof commit !== "string" || !GITHUB_COMMIT.test(commit)) {
+    if (
+      typeof owner !== "string" ||
+      !GITHUB_OWNER.test(owner) ||
+      typeof repo !== "string" ||
+      !GITHUB_REPO.test(repo) ||
+      typeof commit !== "string" ||
+      !GITHUB_COMMIT.test(commit)
+    ) {
       return "every githubRepositories entry must be { owner, repo, commit } with a 40-hex commit";
     }
     githubRepositories.push({ owner, repo, commit });

@@ -46,7 +46,10 @@ export class SdkCommands {
       options.logger.debug("relay: unreadable SDK frame dropped", { connectionId, session: session.id });
       return;
     }
-    if (frame.type === "ping") return this.#answerPing(session, socket);
+    if (frame.type === "ping") {
+      this.#answerPing(session, socket);
+      return;
+    }
     if (frame.type === "ack") {
       const seq = frame.field("seq");
       if (typeof seq === "number") session.acknowledge(channel, seq);
@@ -56,11 +59,21 @@ export class SdkCommands {
       options.logger.debug("relay: command on an SDK stream socket dropped", { connectionId, type: frame.type });
       return;
     }
-    if (frame.type === "external_tool_call_response") return this.#answerToolCall(session, frame);
-    if (frame.type === "runtime_start") return this.#runtimeStart(session, frame);
-    if (frame.type === "runtime_external_tools_update") return this.#toolsUpdate(session, frame);
+    if (frame.type === "external_tool_call_response") {
+      this.#answerToolCall(session, frame);
+      return;
+    }
+    if (frame.type === "runtime_start") {
+      this.#runtimeStart(session, frame);
+      return;
+    }
+    if (frame.type === "runtime_external_tools_update") {
+      this.#toolsUpdate(session, frame);
+      return;
+    }
     if (frame.runtimeKey !== undefined && !admitsRuntime(session.binding, frame.runtimeKey)) {
-      return this.#refuse(session, frame, "foreign-runtime", `relay: ${frame.type} names a runtime this session is not bound to`);
+      this.#refuse(session, frame, "foreign-runtime", `relay: ${frame.type} names a runtime this session is not bound to`);
+      return;
     }
     this.#forward(session, frame, { session, type: frame.type, registersTools: false, registersOnAnswer: false });
   }
@@ -78,7 +91,7 @@ export class SdkCommands {
     const conversationId = nonEmptyString(runtime?.conversation_id);
     if (frame.field("success") !== true || !agentId || !conversationId) return;
     const binding = bindRuntime(session.binding, agentId, conversationId);
-    if (!binding || binding.state !== "bound") {
+    if (binding?.state !== "bound") {
       this.#context.options.logger.warn("relay: runtime_start_response names another runtime than the session is bound to; not bound", {
         connectionId: this.#context.connectionId,
         session: session.id,
@@ -105,7 +118,8 @@ export class SdkCommands {
         options.logger.debug("relay: answer for an unknown tool call dropped", { connectionId, requestId: frame.requestId });
         return;
       }
-      return this.#refuse(session, frame, "not-call-owner", "relay: this session does not own the tool call it answered");
+      this.#refuse(session, frame, "not-call-owner", "relay: this session does not own the tool call it answered");
+      return;
     }
     const delivery = listener.sendCommand(frame, { always: true });
     emit("tool-call-answered", { connectionId, requestId: outcome.call.requestId, delivery: delivery === "sent" ? "sent" : "queued" });
@@ -115,7 +129,10 @@ export class SdkCommands {
     const agentId = nonEmptyString(frame.field("agent_id"));
     const conversationId = nonEmptyString(frame.field("conversation_id"));
     const refused = refuseStart(session.binding, agentId, conversationId);
-    if (refused) return this.#refuse(session, frame, "foreign-runtime", `relay: ${refused}`);
+    if (refused) {
+      this.#refuse(session, frame, "foreign-runtime", `relay: ${refused}`);
+      return;
+    }
     const registersTools = startRegistersTools(frame);
     const namesRuntime = agentId !== undefined && conversationId !== undefined;
     if (!this.#forward(session, frame, { session, type: frame.type, registersTools, registersOnAnswer: !namesRuntime })) return;
@@ -133,7 +150,8 @@ export class SdkCommands {
   #toolsUpdate(session: SdkSession, frame: RelayFrame): void {
     const runtimes = toolsUpdateRuntimes(frame) ?? [];
     if (runtimes.some(({ runtimeKey }) => !admitsRuntime(session.binding, runtimeKey))) {
-      return this.#refuse(session, frame, "foreign-runtime", "relay: runtime_external_tools_update names a runtime this session is not bound to");
+      this.#refuse(session, frame, "foreign-runtime", "relay: runtime_external_tools_update names a runtime this session is not bound to");
+      return;
     }
     if (!this.#forward(session, frame, { session, type: frame.type, registersTools: false, registersOnAnswer: false })) return;
     for (const { runtimeKey, registers } of runtimes) {

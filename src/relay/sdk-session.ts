@@ -133,10 +133,13 @@ export class SdkSession implements UnackedHolder {
     state.socket = undefined;
     if (this.#closed || this.attached) return;
     this.#stopResumeTimer();
-    this.#resumeTimer = this.#options.timers.setTimeout(() => {
-      this.#resumeTimer = undefined;
-      if (!this.attached) this.close(RELAY_CLOSE.sessionExpired.code, RELAY_CLOSE.sessionExpired.reason);
-    }, this.anonymous ? 0 : resumeWindowMs);
+    this.#resumeTimer = this.#options.timers.setTimeout(
+      () => {
+        this.#resumeTimer = undefined;
+        if (!this.attached) this.close(RELAY_CLOSE.sessionExpired.code, RELAY_CLOSE.sessionExpired.reason);
+      },
+      this.anonymous ? 0 : resumeWindowMs,
+    );
     unrefTimer(this.#resumeTimer);
   }
 
@@ -182,7 +185,8 @@ export class SdkSession implements UnackedHolder {
     state.lastAckedSeq = upTo;
     let remove = 0;
     let freed = 0;
-    while (remove < state.unacked.length && state.unacked[remove]!.seq <= upTo) freed += state.unacked[remove++]!.bytes + FRAME_OVERHEAD_BYTES;
+    while (remove < state.unacked.length && state.unacked[remove]!.seq <= upTo)
+      freed += state.unacked[remove++]!.bytes + FRAME_OVERHEAD_BYTES;
     state.unacked.splice(0, remove);
     this.#setUnacked(this.#unackedBytes - freed);
   }
@@ -252,4 +256,3 @@ export class SdkSession implements UnackedHolder {
 function isLive(socket: WebSocket | undefined): socket is WebSocket {
   return socket !== undefined && (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING);
 }
-

@@ -190,11 +190,17 @@ export class ToolCallRouter {
     if (this.#calls.get(call.requestId) !== call || (call.owner && !call.owner.isClosed)) return;
     this.#calls.remove(call);
     const waited = this.#config.options.unownedCallTimeoutMs;
-    this.#fail(call.requestId, `relay: no SDK session attached to this call's runtime within ${waited} ms (unownedCallTimeoutMs); the call was not run`);
+    this.#fail(
+      call.requestId,
+      `relay: no SDK session attached to this call's runtime within ${waited} ms (unownedCallTimeoutMs); the call was not run`,
+    );
   }
 
   #fail(requestId: string, error: string): void {
-    this.#config.options.logger.info("relay: tool call answered with an error by the relay", { connectionId: this.#config.connectionId, requestId });
+    this.#config.options.logger.info("relay: tool call answered with an error by the relay", {
+      connectionId: this.#config.connectionId,
+      requestId,
+    });
     this.#config.answerListener(toolCallErrorFrame(requestId, error));
     this.#config.onFailed(requestId, error);
   }

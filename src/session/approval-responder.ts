@@ -16,8 +16,8 @@ export interface ApprovalRequest {
 
 /** The answer to an {@link ApprovalRequest}. */
 export type ApprovalDecision =
-  | { behavior: "allow"; /** Replace the tool's input. */ updatedInput?: Record<string, unknown> }
-  | { behavior: "deny"; /** Read by the model. */ message: string };
+  | { behavior: "allow" /** Replace the tool's input. */; updatedInput?: Record<string, unknown> }
+  | { behavior: "deny" /** Read by the model. */; message: string };
 
 export interface ApprovalResponderOptions {
   /** The session's own client tool names: always allowed. */

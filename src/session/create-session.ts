@@ -78,7 +78,10 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
         conversationId: options.conversation === "new" ? undefined : options.conversation,
       };
       // HOOK (managed sandbox): `backend.sandbox` is created (or resumed) and online before the link opens.
-      const cloud = await createCloudBackend({ timers, ...backend }, runtimeHint, { signal: options.signal, onError: (error) => emitError(error) });
+      const cloud = await createCloudBackend({ timers, ...backend }, runtimeHint, {
+        signal: options.signal,
+        onError: (error) => emitError(error),
+      });
       link = cloud.link;
       sandbox = cloud.sandbox;
       if (sandbox) cleanups.push(() => sandbox!.close());
@@ -135,7 +138,10 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
     observer.sessionOpened(options.backend.kind);
     return session;
   } catch (error) {
-    log.write("warn", "session", "session start failed", { code: (error as { code?: string })?.code, error: (error as Error)?.message ?? String(error) });
+    log.write("warn", "session", "session start failed", {
+      code: (error as { code?: string })?.code,
+      error: (error as Error)?.message ?? String(error),
+    });
     await dispose();
     if (error instanceof ToolrelayError) throw error;
     throw new ToolrelayError("CONNECT_FAILED", `cannot start the session: ${(error as Error)?.message ?? String(error)}`, { cause: error });

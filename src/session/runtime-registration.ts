@@ -17,7 +17,12 @@ export class RuntimeRegistration {
   #tools: () => ExternalToolsGroup[];
   #timeoutMs: number;
 
-  constructor(tracker: RequestTracker, input: Omit<RuntimeStartInput, "runtime" | "tools">, tools: () => ExternalToolsGroup[], timeoutMs: number) {
+  constructor(
+    tracker: RequestTracker,
+    input: Omit<RuntimeStartInput, "runtime" | "tools">,
+    tools: () => ExternalToolsGroup[],
+    timeoutMs: number,
+  ) {
     this.#tracker = tracker;
     this.#input = input;
     this.#tools = tools;

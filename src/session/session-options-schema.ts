@@ -32,20 +32,32 @@ const requiredOr = (otherwise: string) => (issue: { input?: unknown }) => (issue
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
 const functionSchema = z.custom<(...args: never[]) => unknown>(isFunction, { error: "must be a function" });
-const nonEmptyString = z.string({ error: requiredOr("must be a string") }).trim().min(1, { error: "must not be empty" });
+const nonEmptyString = z
+  .string({ error: requiredOr("must be a string") })
+  .trim()
+  .min(1, { error: "must not be empty" });
 const positiveNumber = z.number({ error: "must be a number" }).finite({ error: "must be finite" }).positive({ error: "must be > 0" });
 const nonNegativeNumber = z.number({ error: "must be a number" }).finite({ error: "must be finite" }).min(0, { error: "must be >= 0" });
-const nonNegativeInteger = z.number({ error: "must be a number" }).int({ error: "must be an integer" }).min(0, { error: "must be 0 or more" });
+const nonNegativeInteger = z
+  .number({ error: "must be a number" })
+  .int({ error: "must be an integer" })
+  .min(0, { error: "must be 0 or more" });
 const positiveInteger = z.number({ error: "must be a number" }).int({ error: "must be an integer" }).positive({ error: "must be > 0" });
 const stringRecord = z.record(z.string(), z.string({ error: "must be a string" }), { error: "must be an object of strings" });
 
 const timersSchema = z.custom<unknown>(
-  (value) => typeof value === "object" && value !== null && ["setTimeout", "clearTimeout", "now"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+  (value) =>
+    typeof value === "object" &&
+    value !== null &&
+    ["setTimeout", "clearTimeout", "now"].every((name) => isFunction((value as Record<string, unknown>)[name])),
   { error: "must have setTimeout, clearTimeout and now functions" },
 );
 
 const loggerSchema = z.custom<unknown>(
-  (value) => typeof value === "object" && value !== null && ["debug", "info", "warn", "error"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+  (value) =>
+    typeof value === "object" &&
+    value !== null &&
+    ["debug", "info", "warn", "error"].every((name) => isFunction((value as Record<string, unknown>)[name])),
   { error: "must have debug, info, warn and error functions (pino's shape)" },
 );
 
@@ -98,7 +110,12 @@ const localBackendSchema = z
 /** `{ connectionId }`, `{ name }`, `{ id }` or `{ deviceId }`: exactly one, a non-empty string. */
 const environmentSchema = z
   .strictObject(
-    { connectionId: nonEmptyString.optional(), name: nonEmptyString.optional(), id: nonEmptyString.optional(), deviceId: nonEmptyString.optional() },
+    {
+      connectionId: nonEmptyString.optional(),
+      name: nonEmptyString.optional(),
+      id: nonEmptyString.optional(),
+      deviceId: nonEmptyString.optional(),
+    },
     { error: "must be { connectionId }, { name }, { id } or { deviceId }" },
   )
   .refine((selector) => Object.values(selector).filter((value) => value !== undefined).length === 1, {
@@ -107,8 +124,12 @@ const environmentSchema = z
 
 const githubRepositorySchema = z.strictObject(
   {
-    owner: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_OWNER, { error: "must be a GitHub user or organisation (1-39 letters, digits or inner hyphens)" }),
-    repo: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_REPO, { error: "must be a GitHub repository name (1-100 letters, digits, '.', '_' or '-')" }),
+    owner: z
+      .string({ error: requiredOr("must be a string") })
+      .regex(GITHUB_OWNER, { error: "must be a GitHub user or organisation (1-39 letters, digits or inner hyphens)" }),
+    repo: z
+      .string({ error: requiredOr("must be a string") })
+      .regex(GITHUB_REPO, { error: "must be a GitHub repository name (1-100 letters, digits, '.', '_' or '-')" }),
     commit: z.string({ error: requiredOr("must be a string") }).regex(GITHUB_COMMIT, { error: "must be a full 40-hex-digit commit SHA" }),
   } satisfies Shape<GithubRepository>,
   { error: "must be { owner, repo, commit }" },
@@ -122,9 +143,12 @@ const sandboxSchema = z.strictObject(
     githubRepositories: z
       .array(githubRepositorySchema, { error: "must be an array of { owner, repo, commit }" })
       .max(MAX_GITHUB_REPOSITORIES, { error: `takes at most ${MAX_GITHUB_REPOSITORIES} repositories` })
-      .refine((repositories) => new Set(repositories.map((entry) => `${entry.owner}/${entry.repo}`.toLowerCase())).size === repositories.length, {
-        error: "names a repository twice",
-      })
+      .refine(
+        (repositories) => new Set(repositories.map((entry) => `${entry.owner}/${entry.repo}`.toLowerCase())).size === repositories.length,
+        {
+          error: "names a repository twice",
+        },
+      )
       .optional(),
     ttlMinutes: z
       .number({ error: "must be a number" })
@@ -162,7 +186,11 @@ const cloudBackendSchema = z
     backoff: backoffSchema.optional(),
     connectTimeoutMs: positiveNumber.optional(),
     maxPayload: positiveInteger.optional(),
-    restMaxRetries: z.number({ error: "must be a number" }).int({ error: "must be an integer" }).min(0, { error: "must be >= 0" }).optional(),
+    restMaxRetries: z
+      .number({ error: "must be a number" })
+      .int({ error: "must be an integer" })
+      .min(0, { error: "must be >= 0" })
+      .optional(),
     restTimeoutMs: positiveNumber.optional(),
     timers: timersSchema.optional(),
   } satisfies Shape<CloudBackendOptions>)
@@ -180,20 +208,27 @@ const cloudBackendSchema = z
 const linkBackendSchema = z.strictObject({
   kind: z.literal("link"),
   link: z.custom<unknown>(
-    (value) => typeof value === "object" && value !== null && ["connect", "send", "close", "on"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+    (value) =>
+      typeof value === "object" &&
+      value !== null &&
+      ["connect", "send", "close", "on"].every((name) => isFunction((value as Record<string, unknown>)[name])),
     { error: "must be a RuntimeLink (connect, send, close, on)" },
   ),
 });
 
 const backendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema], {
   error: (issue) =>
-    issue.input === undefined ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }' : 'must be "local" or "cloud"',
+    issue.input === undefined
+      ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }'
+      : 'must be "local" or "cloud"',
 });
 
 /** `createSessionOnLink` only: the public backends, or an injected link. */
 const linkOrBackendSchema = z.discriminatedUnion("kind", [localBackendSchema, cloudBackendSchema, linkBackendSchema], {
   error: (issue) =>
-    issue.input === undefined ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }' : 'must be "local", "cloud" or "link"',
+    issue.input === undefined
+      ? 'is required: { kind: "local", url }, { kind: "cloud", environment } or { kind: "cloud", sandbox }'
+      : 'must be "local", "cloud" or "link"',
 });
 
 const agentSchema = z
@@ -209,17 +244,28 @@ const agentSchema = z
   .superRefine((agent, context) => {
     const given = [agent.id, agent.create].filter((value) => value !== undefined).length;
     if (given === 1) return;
-    context.addIssue({ code: "custom", path: [], message: given === 0 ? "needs { id } or { create: { model } }" : "takes either id or create, not both" });
+    context.addIssue({
+      code: "custom",
+      path: [],
+      message: given === 0 ? "needs { id } or { create: { model } }" : "takes either id or create, not both",
+    });
   });
 
 const sessionOptionsShape = {
   backend: backendSchema,
   agent: agentSchema,
   conversation: nonEmptyString.optional(),
-  tools: z.array(z.custom<unknown>((value) => typeof value === "object" && value !== null, { error: "must be a tool made with defineTool" }), {
-    error: "must be an array of tools made with defineTool",
-  }).optional(),
-  mode: z.enum(["standard", "acceptEdits", "unrestricted", "strict"], { error: 'must be "standard", "acceptEdits", "unrestricted" or "strict"' }).optional(),
+  tools: z
+    .array(
+      z.custom<unknown>((value) => typeof value === "object" && value !== null, { error: "must be a tool made with defineTool" }),
+      {
+        error: "must be an array of tools made with defineTool",
+      },
+    )
+    .optional(),
+  mode: z
+    .enum(["standard", "acceptEdits", "unrestricted", "strict"], { error: 'must be "standard", "acceptEdits", "unrestricted" or "strict"' })
+    .optional(),
   canUseTool: functionSchema.optional(),
   toolTimeoutMs: positiveInteger.max(300_000, { error: "must be at most 300000 (the runtime stops waiting after 300 s)" }).optional(),
   maxInputBytes: positiveInteger.optional(),
@@ -244,12 +290,21 @@ const sessionOptionsShape = {
     )
     .optional(),
   requestTimeoutMs: positiveNumber.optional(),
-  workspace: z.union([z.literal("isolated"), z.strictObject({ cwd: nonEmptyString })], { error: 'must be "isolated" or { cwd: "/absolute/path" }' }).optional(),
+  workspace: z
+    .union([z.literal("isolated"), z.strictObject({ cwd: nonEmptyString })], { error: 'must be "isolated" or { cwd: "/absolute/path" }' })
+    .optional(),
   reassertToolsEachTurn: z.boolean({ error: "must be a boolean" }).optional(),
   turnStallProbeMs: nonNegativeNumber.optional(),
   signal: z.custom<unknown>((value) => value instanceof AbortSignal, { error: "must be an AbortSignal" }).optional(),
   clientInfo: z
-    .strictObject({ name: nonEmptyString, title: z.string({ error: "must be a string" }).optional(), version: z.string({ error: "must be a string" }).optional() }, { error: "must be an object" })
+    .strictObject(
+      {
+        name: nonEmptyString,
+        title: z.string({ error: "must be a string" }).optional(),
+        version: z.string({ error: "must be a string" }).optional(),
+      },
+      { error: "must be an object" },
+    )
     .optional(),
   timers: timersSchema.optional(),
   logger: loggerSchema.optional(),
@@ -263,20 +318,27 @@ function refineSessionOptions(
   context: z.RefinementCtx,
 ): void {
   if (options.workspace === "isolated" && options.backend.kind === "cloud") {
-    context.addIssue({ code: "custom", path: ["workspace"], message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine' });
+    context.addIssue({
+      code: "custom",
+      path: ["workspace"],
+      message: '"isolated" applies to the local backend only: a cloud runtime\'s cwd is on its own machine',
+    });
   }
   const sandbox = options.backend.kind === "cloud" ? options.backend.sandbox : undefined;
   if (sandbox && (sandbox.createRoute ?? "agent") === "agent" && !("id" in options.agent && options.agent.id !== undefined)) {
     context.addIssue({
       code: "custom",
       path: ["backend", "sandbox", "createRoute"],
-      message: 'is "agent" (the default), which creates a sandbox for an existing agent: pass agent: { id }, or createRoute: "sandboxes" to create the agent in the sandbox',
+      message:
+        'is "agent" (the default), which creates a sandbox for an existing agent: pass agent: { id }, or createRoute: "sandboxes" to create the agent in the sandbox',
     });
   }
 }
 
 /** The whole `createSession` options object. */
-export const sessionOptionsSchema = z.strictObject(sessionOptionsShape, { error: "createSession needs an options object" }).superRefine(refineSessionOptions);
+export const sessionOptionsSchema = z
+  .strictObject(sessionOptionsShape, { error: "createSession needs an options object" })
+  .superRefine(refineSessionOptions);
 const linkSessionOptionsSchema = z
   .strictObject({ ...sessionOptionsShape, backend: linkOrBackendSchema }, { error: "createSession needs an options object" })
   .superRefine(refineSessionOptions);

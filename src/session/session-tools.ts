@@ -88,7 +88,11 @@ export class SessionTools implements ToolLookup {
       await this.close();
       const reason: unknown = failure.reason;
       if (reason instanceof ToolrelayError) throw reason;
-      throw new ToolrelayError("CONNECT_FAILED", `a tool source failed to start: ${reason instanceof Error ? reason.message : String(reason)}`, { cause: reason });
+      throw new ToolrelayError(
+        "CONNECT_FAILED",
+        `a tool source failed to start: ${reason instanceof Error ? reason.message : String(reason)}`,
+        { cause: reason },
+      );
     }
     try {
       this.#registry = this.#build();

@@ -73,11 +73,19 @@ export class Session extends EventEmitter<SessionEvents> {
       own: this.#own,
       onForeign: (frame, scope) => {
         if (this.listenerCount("foreign-frame") === 0) return;
-        this.emit("foreign-frame", { type: frame.type, requestId: frame.request_id, agentId: scope.agent_id, conversationId: scope.conversation_id });
+        this.emit("foreign-frame", {
+          type: frame.type,
+          requestId: frame.request_id,
+          agentId: scope.agent_id,
+          conversationId: scope.conversation_id,
+        });
       },
       send: (frame) => this.#link.send(frame),
       onCallbackError: (error) =>
-        this.emit("error", new ToolrelayError("CALLBACK_FAILED", "the canUseTool callback threw; the request was denied", { cause: error })),
+        this.emit(
+          "error",
+          new ToolrelayError("CALLBACK_FAILED", "the canUseTool callback threw; the request was denied", { cause: error }),
+        ),
     });
     this.#turns = new TurnTracker({
       timers: parts.timers,
@@ -96,7 +104,11 @@ export class Session extends EventEmitter<SessionEvents> {
       this.emit("error", new ToolrelayError("INVALID_FRAME", `ignored an invalid frame from the runtime: ${error}`));
       // Every request gets an answer (else the runtime waits 5 min), even one the SDK cannot read.
       if (frame?.type === "external_tool_call_request" && frame.requestId !== undefined) {
-        this.#link.send({ type: "external_tool_call_response", request_id: frame.requestId, error: `Invalid external_tool_call_request: ${error}` });
+        this.#link.send({
+          type: "external_tool_call_response",
+          request_id: frame.requestId,
+          error: `Invalid external_tool_call_request: ${error}`,
+        });
       }
     });
     // HOOK (tool sources): a source's changed tools are re-registered with the runtime.
@@ -183,7 +195,8 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
     const sandbox = this.#parts.sandbox;
     if (this.#link.state === "closed" && !sandbox) throw linkClosedForGood();
-    if (this.#turn && !this.#turn.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
+    if (this.#turn && !this.#turn.done)
+      throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#own.scope!;
     const turn = Turn.create((target) => this.#abortTurn(target));
     this.#turn = turn;
@@ -194,7 +207,11 @@ export class Session extends EventEmitter<SessionEvents> {
       type: "input",
       request_id: nextRequestId("input"),
       runtime,
-      payload: { kind: "create_message", messages: [{ role: "user", content: message, client_message_id: clientMessageId }], exclude_interactive_tools: true },
+      payload: {
+        kind: "create_message",
+        messages: [{ role: "user", content: message, client_message_id: clientMessageId }],
+        exclude_interactive_tools: true,
+      },
     } as InputMessage;
     // HOOK (managed sandbox): refresh its TTL before the turn. A sandbox that is gone fails the turn
     // with SANDBOX_EXPIRED before the input is written — also when its link already closed with it.
@@ -241,7 +258,8 @@ export class Session extends EventEmitter<SessionEvents> {
     } finally {
       this.#inputUnconfirmed = false;
     }
-    if (!accepted.accepted) turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+    if (!accepted.accepted)
+      turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */
@@ -269,7 +287,10 @@ export class Session extends EventEmitter<SessionEvents> {
         turn.finish("cancelled");
         resolve();
       }, ABORT_SETTLE_MS);
-      void turn.result.then(() => resolve(), () => resolve());
+      void turn.result.then(
+        () => resolve(),
+        () => resolve(),
+      );
     });
     if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
     this.#abortTimer = undefined;

@@ -46,11 +46,13 @@ export class ToolCallDispatcher {
       if (events.listenerCount("foreign-frame") > 0) events.emit("foreign-frame", { type: frame.type, requestId, agentId, conversationId });
       return;
     }
-    const problem = this.#identityProblem(frame) ?? (verdict.kind === "unscoped" ? "it names no runtime and this session has none yet" : undefined);
+    const problem =
+      this.#identityProblem(frame) ?? (verdict.kind === "unscoped" ? "it names no runtime and this session has none yet" : undefined);
     if (problem !== undefined || verdict.kind !== "mine") {
       this.#send(requestId, { error: `Refused tool call ${clip(toolCallId)} (${clip(toolName)}): ${problem}. Nothing was run.` });
       this.#options.observer.toolCallRefused(clip(requestId), clip(toolName), problem!);
-      if (events.listenerCount("tool-call-refused") > 0) events.emit("tool-call-refused", { requestId: clip(requestId), toolName: clip(toolName), reason: problem! });
+      if (events.listenerCount("tool-call-refused") > 0)
+        events.emit("tool-call-refused", { requestId: clip(requestId), toolName: clip(toolName), reason: problem! });
       return;
     }
     this.#options.observer.toolCallRequested(requestId, toolName, toolCallId, frame.input);
@@ -59,7 +61,13 @@ export class ToolCallDispatcher {
     const disposition = this.table.request({
       requestId,
       epoch: link.epoch,
-      key: { connectionId: link.connectionId, agentId: verdict.scope.agent_id, conversationId: verdict.scope.conversation_id, toolCallId, inputDigest: inputDigest(canonical) },
+      key: {
+        connectionId: link.connectionId,
+        agentId: verdict.scope.agent_id,
+        conversationId: verdict.scope.conversation_id,
+        toolCallId,
+        inputDigest: inputDigest(canonical),
+      },
       toolName,
       tool: registry.get(toolName),
       toolNames: () => registry.names(),
@@ -67,9 +75,19 @@ export class ToolCallDispatcher {
       inputBytes: Buffer.byteLength(canonical),
     });
     if (disposition === "started" || disposition === "busy") return;
-    const event = disposition === "reused" ? "tool-call-reused" : disposition === "conflict" || disposition === "closed" ? "tool-call-refused" : "tool-call-duplicate";
+    const event =
+      disposition === "reused"
+        ? "tool-call-reused"
+        : disposition === "conflict" || disposition === "closed"
+          ? "tool-call-refused"
+          : "tool-call-duplicate";
     if (events.listenerCount(event) === 0) return;
-    if (event === "tool-call-refused") events.emit(event, { requestId, toolName, reason: disposition === "closed" ? "the session is closed" : "the request id already stands for another call" });
+    if (event === "tool-call-refused")
+      events.emit(event, {
+        requestId,
+        toolName,
+        reason: disposition === "closed" ? "the session is closed" : "the request id already stands for another call",
+      });
     else if (event === "tool-call-reused") events.emit(event, { requestId, toolName, toolCallId });
     else events.emit(event, { requestId, toolName, toolCallId, disposition: disposition as "joined" });
   }
@@ -78,7 +96,8 @@ export class ToolCallDispatcher {
   #identityProblem(frame: ExternalToolCallRequestFrame): string | undefined {
     const limits = this.table.limits;
     if (frame.request_id.length > limits.maxRequestIdChars) return `its request_id is longer than ${limits.maxRequestIdChars} characters`;
-    if (frame.tool_call_id.length > limits.maxToolCallIdChars) return `its tool_call_id is longer than ${limits.maxToolCallIdChars} characters`;
+    if (frame.tool_call_id.length > limits.maxToolCallIdChars)
+      return `its tool_call_id is longer than ${limits.maxToolCallIdChars} characters`;
     if (frame.tool_name.length > limits.maxToolNameChars) return `its tool_name is longer than ${limits.maxToolNameChars} characters`;
     return undefined;
   }

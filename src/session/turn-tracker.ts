@@ -89,7 +89,11 @@ export class TurnTracker {
     const subagentId = frame.subagent_id;
     if (typeof subagentId === "string" && subagentId !== "") {
       // A subagent's tools are its own: none of them is a client tool of this session.
-      const events = eventsFromDelta(frame.delta, () => false, (id) => active.turn.toolNameOf(id, subagentId));
+      const events = eventsFromDelta(
+        frame.delta,
+        () => false,
+        (id) => active.turn.toolNameOf(id, subagentId),
+      );
       for (const event of events) active.turn.push({ type: "subagent", subagentId, event });
       return;
     }
@@ -101,7 +105,8 @@ export class TurnTracker {
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
       active.stopReason = fields.stop_reason;
     }
-    for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id))) active.turn.push(event);
+    for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id)))
+      active.turn.push(event);
   }
 
   onLoopStatus(frame: UpdateLoopStatusFrame): void {

@@ -150,13 +150,11 @@ export const toolErrorFrameSchema = z
 export type ToolErrorFrame = z.infer<typeof toolErrorFrameSchema>;
 
 /** Closes one session: answered by `session_closed`. */
-export const closeSessionFrameSchema = z
-  .strictObject({ type: z.literal("close_session"), session: idSchema })
-  .meta({
-    title: "close_session",
-    description:
-      "host → sidecar. Close a session: its running turn ends `session_closed`, pending calls are cancelled. Answered by `session_closed`.",
-  });
+export const closeSessionFrameSchema = z.strictObject({ type: z.literal("close_session"), session: idSchema }).meta({
+  title: "close_session",
+  description:
+    "host → sidecar. Close a session: its running turn ends `session_closed`, pending calls are cancelled. Answered by `session_closed`.",
+});
 
 /** Closes every session and ends the sidecar: answered by `goodbye`, then exit 0. */
 export const shutdownFrameSchema = z

@@ -131,12 +131,9 @@ export const sessionClosedFrameSchema = z
   .strictObject({
     type: z.literal("session_closed"),
     session: idSchema,
-    reason: z
-      .enum(["closed", "shutdown", "link_closed"])
-      .meta({
-        description:
-          "closed: the host's close_session; shutdown: the host's shutdown; link_closed: the link to the runtime closed for good.",
-      }),
+    reason: z.enum(["closed", "shutdown", "link_closed"]).meta({
+      description: "closed: the host's close_session; shutdown: the host's shutdown; link_closed: the link to the runtime closed for good.",
+    }),
   })
   .meta({ title: "session_closed", description: "sidecar → host. A session is over; its id may be used again." });
 
@@ -160,11 +157,9 @@ export const SIDECAR_ERROR_CODES = [
 export const errorFrameSchema = z
   .strictObject({
     type: z.literal("error"),
-    code: z
-      .string()
-      .meta({
-        description: `One of ${SIDECAR_ERROR_CODES.join(", ")}, or for open_session and session errors the SDK's error code in lower case (invalid_options, connect_failed, ...).`,
-      }),
+    code: z.string().meta({
+      description: `One of ${SIDECAR_ERROR_CODES.join(", ")}, or for open_session and session errors the SDK's error code in lower case (invalid_options, connect_failed, ...).`,
+    }),
     message: z.string(),
     frame_type: z.string().nullable().meta({ description: "The type of the frame this answers, when known." }),
     session: idSchema.nullable(),
@@ -177,12 +172,10 @@ export const errorFrameSchema = z
       "sidecar → host. A frame could not be used, a session could not open, or a session reported a problem it handled. The sidecar goes on.",
   });
 
-export const goodbyeFrameSchema = z
-  .strictObject({ type: z.literal("goodbye") })
-  .meta({
-    title: "goodbye",
-    description: "sidecar → host. The answer to `shutdown`: every session is closed; the sidecar exits with code 0.",
-  });
+export const goodbyeFrameSchema = z.strictObject({ type: z.literal("goodbye") }).meta({
+  title: "goodbye",
+  description: "sidecar → host. The answer to `shutdown`: every session is closed; the sidecar exits with code 0.",
+});
 
 /** Every frame type the sidecar sends. */
 export const SIDECAR_FRAME_TYPES = [

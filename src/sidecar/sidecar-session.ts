@@ -48,6 +48,7 @@ export class SidecarSession {
   #turn: RunningTurn | undefined;
   #closing: Promise<void> | undefined;
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the way in
   private constructor(id: string, session: Session, parts: SidecarSessionParts) {
     this.id = id;
     this.#session = session;

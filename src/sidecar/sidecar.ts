@@ -154,31 +154,46 @@ class SidecarCore implements Sidecar {
     const decoded = this.#codec.decode(body);
     if (!decoded.ok) {
       this.#diagnostics.log("malformed-frame", { bytes: body.length });
-      return this.#error("malformed_frame", `the frame could not be decoded as ${this.#codec.encoding}: ${decoded.error}`);
+      this.#error("malformed_frame", `the frame could not be decoded as ${this.#codec.encoding}: ${decoded.error}`);
+      return;
     }
     const raw = decoded.value;
     const type = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as { type?: unknown }).type : undefined;
     if (typeof type !== "string") {
       this.#diagnostics.log("malformed-frame", { bytes: body.length });
-      return this.#error("malformed_frame", 'a frame must be an object with a string "type"');
+      this.#error("malformed_frame", 'a frame must be an object with a string "type"');
+      return;
     }
     const ids = idsOf(raw as object);
     if (this.#diagnostics.enabled) this.#diagnostics.log("<-", { type, ...ids, bytes: body.length });
     if (!Object.hasOwn(hostFrameSchemas, type)) {
-      return this.#error(
+      this.#error(
         "unknown_frame_type",
         `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}`,
         { frame_type: null, ...ids },
       );
+      return;
     }
     const schema = hostFrameSchemas[type as HostFrameType];
     const parsed = schema.safeParse(raw);
-    if (!parsed.success) return this.#invalid(type, ids, formatIssues(parsed.error.issues));
+    if (!parsed.success) {
+      this.#invalid(type, ids, formatIssues(parsed.error.issues));
+      return;
+    }
     const frame = parsed.data as HostFrame;
-    if (this.#stopping !== undefined) return this.#error("shutting_down", "the sidecar is shutting down", { frame_type: type, ...ids });
+    if (this.#stopping !== undefined) {
+      this.#error("shutting_down", "the sidecar is shutting down", { frame_type: type, ...ids });
+      return;
+    }
     if (frame.type === "shutdown") return void this.#stop("shutdown");
-    if (frame.type === "hello") return this.#hello(frame);
-    if (!this.#greeted) return this.#error("hello_required", "the first frame must be hello", { frame_type: type, ...ids });
+    if (frame.type === "hello") {
+      this.#hello(frame);
+      return;
+    }
+    if (!this.#greeted) {
+      this.#error("hello_required", "the first frame must be hello", { frame_type: type, ...ids });
+      return;
+    }
     this.#dispatch(frame);
   }
 
@@ -191,13 +206,17 @@ class SidecarCore implements Sidecar {
   }
 
   #hello(frame: Extract<HostFrame, { type: "hello" }>): void {
-    if (this.#greeted) return this.#error("hello_repeated", "hello was already answered", { frame_type: "hello" });
+    if (this.#greeted) {
+      this.#error("hello_repeated", "hello was already answered", { frame_type: "hello" });
+      return;
+    }
     if (!frame.versions.includes(SIDECAR_PROTOCOL_VERSION)) {
-      return this.#error(
+      this.#error(
         "unsupported_version",
         `this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}; the host offered ${frame.versions.join(", ")}`,
         { frame_type: "hello" },
       );
+      return;
     }
     this.#greeted = true;
     this.#send({
@@ -212,7 +231,8 @@ class SidecarCore implements Sidecar {
   #dispatch(frame: Exclude<HostFrame, { type: "hello" | "shutdown" }>): void {
     switch (frame.type) {
       case "open_session":
-        return this.#open(frame);
+        this.#open(frame);
+        return;
       case "tool_result":
       case "tool_error": {
         const answer =
@@ -233,22 +253,25 @@ class SidecarCore implements Sidecar {
     const session = this.#sessions.get(frame.session);
     if (session === undefined) {
       const why = this.#opening.has(frame.session) ? "is still opening: wait for session_opened" : "is not open";
-      return this.#error("unknown_session", `session ${frame.session} ${why}`, {
+      this.#error("unknown_session", `session ${frame.session} ${why}`, {
         frame_type: frame.type,
         session: frame.session,
         turn: "turn" in frame ? frame.turn : null,
       });
+      return;
     }
     switch (frame.type) {
       case "send":
         if (session.runningTurn === frame.turn) {
-          return this.#error("turn_exists", `turn ${frame.turn} is running; give each turn a new id`, {
+          this.#error("turn_exists", `turn ${frame.turn} is running; give each turn a new id`, {
             frame_type: "send",
             session: frame.session,
             turn: frame.turn,
           });
+          return;
         }
-        return session.send(frame);
+        session.send(frame);
+        return;
       case "abort":
         if (!session.abort(frame.turn)) this.#diagnostics.log("abort-nothing", { session: frame.session, turn: frame.turn });
         return;
@@ -262,7 +285,8 @@ class SidecarCore implements Sidecar {
   #open(frame: OpenSessionFrame): void {
     const id = frame.session;
     if (this.#sessions.has(id) || this.#opening.has(id)) {
-      return this.#error("session_exists", `session ${id} is already open`, { frame_type: "open_session", session: id });
+      this.#error("session_exists", `session ${id} is already open`, { frame_type: "open_session", session: id });
+      return;
     }
     const opening = SidecarSession.open(frame, {
       send: (out) => this.#send(out),

@@ -178,7 +178,8 @@ export async function startFaultProxy(options: StartFaultProxyOptions): Promise<
     if (on) each((connection) => connection.blackhole());
   };
   const latency = (ms: number): void => {
-    if (!(ms >= 0) || !Number.isFinite(ms)) throw new ToolrelayError("INVALID_OPTIONS", `latency(ms) needs a finite ms >= 0 (got ${String(ms)})`);
+    if (!(ms >= 0) || !Number.isFinite(ms))
+      throw new ToolrelayError("INVALID_OPTIONS", `latency(ms) needs a finite ms >= 0 (got ${String(ms)})`);
     faults.latencyMs = ms;
   };
   const pauseReading = (on: boolean): void => {

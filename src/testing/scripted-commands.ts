@@ -132,7 +132,12 @@ function runtimeStartRefusal(frame: Frame, agentId: string | undefined, conversa
   if (agentId === "") return "runtime_start agent_id must be a non-empty string";
   if (conversationId === "") return "runtime_start conversation_id must be a non-empty string";
   if (agentId !== undefined && frame.create_agent !== undefined) return "runtime_start agent_id cannot be combined with create_agent";
-  if (agentId === undefined && frame.create_agent === undefined && conversationId === undefined && frame.create_conversation === undefined) {
+  if (
+    agentId === undefined &&
+    frame.create_agent === undefined &&
+    conversationId === undefined &&
+    frame.create_conversation === undefined
+  ) {
     return "runtime_start requires an agent or conversation";
   }
   if (conversationId !== undefined && frame.create_conversation !== undefined) {
@@ -212,11 +217,8 @@ function input(core: ScriptedRuntimeCore, connection: ScriptedConnection, frame:
     acknowledge(false, "Input was rejected by the queue");
     return;
   }
-  core.acceptInput(
-    conversation,
-    { connectionId: connection.id, messages, payload, clientMessageIds },
-    firstUser?.content,
-    (disposition) => acknowledge(true, undefined, disposition),
+  core.acceptInput(conversation, { connectionId: connection.id, messages, payload, clientMessageIds }, firstUser?.content, (disposition) =>
+    acknowledge(true, undefined, disposition),
   );
 }
 

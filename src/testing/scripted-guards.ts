@@ -78,12 +78,7 @@ export function isToolResponseCommand(frame: Json): boolean {
   if (!isString(frame.request_id) || !isOptional(frame.error, isString)) return false;
   if (frame.result === undefined) return isString(frame.error);
   const result = frame.result;
-  return (
-    isRecord(result) &&
-    Array.isArray(result.content) &&
-    result.content.every(isRecord) &&
-    isOptional(result.is_error, isBoolean)
-  );
+  return isRecord(result) && Array.isArray(result.content) && result.content.every(isRecord) && isOptional(result.is_error, isBoolean);
 }
 
 function isApprovalResponse(payload: Json): boolean {

@@ -24,12 +24,7 @@ import { ScriptedRuntimeState, runtimeKey } from "./scripted-runtime-state.js";
 import { createTurnHost } from "./scripted-turn-host.js";
 import { ScriptedTurnSession } from "./scripted-turn.js";
 import { ScriptedTurnFailure } from "./scripted-turn-start.js";
-import type {
-  ScriptedFrameRecord,
-  ScriptedPermissionMode,
-  ScriptedRuntimeScope,
-  TurnScript,
-} from "./scripted-runtime-types.js";
+import type { ScriptedFrameRecord, ScriptedPermissionMode, ScriptedRuntimeScope, TurnScript } from "./scripted-runtime-types.js";
 
 export interface CoreOptions {
   script: TurnScript;
@@ -67,7 +62,10 @@ export class ScriptedRuntimeCore {
     const key = runtimeKey(scope);
     let conversation = this.#conversations.get(key);
     if (!conversation) {
-      conversation = new ScriptedConversation({ agent_id: scope.agent_id, conversation_id: scope.conversation_id }, this.options.permissionMode);
+      conversation = new ScriptedConversation(
+        { agent_id: scope.agent_id, conversation_id: scope.conversation_id },
+        this.options.permissionMode,
+      );
       this.#conversations.set(key, conversation);
     }
     return conversation;
@@ -111,7 +109,12 @@ export class ScriptedRuntimeCore {
     for (const id of this.#openSubscribers(scope)) this.connections.get(id)?.sendEvent(message, scope);
   }
 
-  setLoop(conversation: ScriptedConversation, status: LoopStatus, activeRunIds: readonly string[], executing: readonly string[] = []): void {
+  setLoop(
+    conversation: ScriptedConversation,
+    status: LoopStatus,
+    activeRunIds: readonly string[],
+    executing: readonly string[] = [],
+  ): void {
     conversation.status = status;
     conversation.activeRunIds = [...activeRunIds];
     conversation.executingToolCallIds = [...executing];
@@ -139,7 +142,12 @@ export class ScriptedRuntimeCore {
    * Accept a `create_message` input: start a turn when idle, else queue it.
    * `acknowledge` is called with the disposition before any turn frame is written.
    */
-  acceptInput(conversation: ScriptedConversation, input: InputItem, content: unknown, acknowledge: (disposition: "started" | "queued") => void): void {
+  acceptInput(
+    conversation: ScriptedConversation,
+    input: InputItem,
+    content: unknown,
+    acknowledge: (disposition: "started" | "queued") => void,
+  ): void {
     const [clientMessageId] = input.clientMessageIds;
     if (!conversation.active && conversation.queue.length === 0) {
       const active = this.#reserveTurn(conversation, input);
@@ -299,12 +307,17 @@ export class ScriptedRuntimeCore {
       this.setLoop(conversation, "WAITING_ON_INPUT", []);
       this.emit(scope, this.deviceStatus(conversation));
       this.emit(scope, turnFinishedFrame(session.turnId, "error", session.lastRunId, message));
-      this.emit(scope, streamDelta(lifecycleDelta("loop_error", session.lastRunId, {
-        message,
-        stop_reason: "error",
-        is_terminal: true,
-        api_error: { message_type: "error_message", message, error_type: "internal_error", run_id: session.lastRunId, detail: message },
-      })));
+      this.emit(
+        scope,
+        streamDelta(
+          lifecycleDelta("loop_error", session.lastRunId, {
+            message,
+            stop_reason: "error",
+            is_terminal: true,
+            api_error: { message_type: "error_message", message, error_type: "internal_error", run_id: session.lastRunId, detail: message },
+          }),
+        ),
+      );
     } else {
       session.ensureStep();
       session.endStep("end_turn");

@@ -78,9 +78,7 @@ export class ScriptedRuntimeState {
       .flat()
       .filter((tool) => runtimeKey(tool.runtime) === wanted)
       .filter((tool) =>
-        tool.scopeId === undefined
-          ? true
-          : tool.connectionId === query.originConnectionId && (query.scopeIds ?? []).includes(tool.scopeId),
+        tool.scopeId === undefined ? true : tool.connectionId === query.originConnectionId && (query.scopeIds ?? []).includes(tool.scopeId),
       )
       .filter((tool) => query.allowlist === undefined || query.allowlist.includes(tool.name))
       .sort((left, right) => left.sequence - right.sequence);

@@ -52,7 +52,14 @@ export async function runRuntimeTool(
     const { toolCallId, name, input } = decision!.spec;
     host.setLoop("EXECUTING_CLIENT_SIDE_TOOL", [runId], [toolCallId]);
     host.emitDeviceStatus();
-    turn.emitDelta(lifecycleDelta("client_tool_start", runId, { tool_call_id: toolCallId, tool_name: name, tool_args: JSON.stringify(input) }, decision!.messageId));
+    turn.emitDelta(
+      lifecycleDelta(
+        "client_tool_start",
+        runId,
+        { tool_call_id: toolCallId, tool_name: name, tool_args: JSON.stringify(input) },
+        decision!.messageId,
+      ),
+    );
     for (const snapshot of options.stream === false ? [] : outputSnapshots(output)) {
       turn.emitDelta(snapshotDelta(runId, toolCallId, snapshot, new Date(host.now()).toISOString()));
       await host.flush();

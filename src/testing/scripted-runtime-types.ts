@@ -188,7 +188,12 @@ export interface ScriptedSubagent {
   /** A `reasoning_message` of the subagent. */
   reason(text: string): Promise<void>;
   /** A tool the subagent runs: its step ends with `requires_approval`, then `tool_call_message` and `tool_return_message`. */
-  runTool(name: string, args: Record<string, unknown>, output: string, options?: { status?: "success" | "error"; toolCallId?: string }): Promise<void>;
+  runTool(
+    name: string,
+    args: Record<string, unknown>,
+    output: string,
+    options?: { status?: "success" | "error"; toolCallId?: string },
+  ): Promise<void>;
   /** Its last step ends with `stop_reason: end_turn`; `update_subagent_state` shows it `completed`. */
   finish(): Promise<void>;
 }

@@ -107,7 +107,9 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
     if (path === "/app-server-info") {
       const authError = checkBearer(request, expectedDigest);
       if (authError) return void response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: authError }));
-      return void response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(appServerInfoResponse("http-info", version)));
+      return void response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify(appServerInfoResponse("http-info", version)));
     }
     response.writeHead(404).end();
   });
@@ -213,7 +215,11 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
         });
         const errors = core.scriptErrors;
         if (errors.length === 1) throw errors[0];
-        if (errors.length > 1) throw new AggregateError(errors, `${errors.length} scripts threw; the first: ${String((errors[0] as Error)?.message ?? errors[0])}`);
+        if (errors.length > 1)
+          throw new AggregateError(
+            errors,
+            `${errors.length} scripts threw; the first: ${String((errors[0] as Error)?.message ?? errors[0])}`,
+          );
       })();
       return closing;
     },

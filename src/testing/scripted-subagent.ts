@@ -53,15 +53,30 @@ export class ScriptedSubagentStream implements ScriptedSubagent {
     await this.#host.flush();
   }
 
-  async runTool(name: string, args: Record<string, unknown>, output: string, options: { status?: "success" | "error"; toolCallId?: string } = {}): Promise<void> {
+  async runTool(
+    name: string,
+    args: Record<string, unknown>,
+    output: string,
+    options: { status?: "success" | "error"; toolCallId?: string } = {},
+  ): Promise<void> {
     if (this.#stopped) return;
     const toolCallId = options.toolCallId ?? `call_${randomUUID().slice(0, 8)}`;
     const argumentsText = JSON.stringify(args);
     this.#endStep("requires_approval");
     this.#toolCalls.push({ id: toolCallId, name, args: argumentsText });
-    this.#emit({ ...this.#envelope(`tool-call-${toolCallId}`), message_type: "tool_call_message", tool_call: { name, tool_call_id: toolCallId, arguments: argumentsText } });
+    this.#emit({
+      ...this.#envelope(`tool-call-${toolCallId}`),
+      message_type: "tool_call_message",
+      tool_call: { name, tool_call_id: toolCallId, arguments: argumentsText },
+    });
     this.#state("running");
-    this.#emit({ ...this.#envelope(`tool-return-${toolCallId}`), message_type: "tool_return_message", status: options.status ?? "success", tool_call_id: toolCallId, tool_return: output });
+    this.#emit({
+      ...this.#envelope(`tool-return-${toolCallId}`),
+      message_type: "tool_return_message",
+      status: options.status ?? "success",
+      tool_call_id: toolCallId,
+      tool_return: output,
+    });
     await this.#host.flush();
   }
 
@@ -103,7 +118,16 @@ export class ScriptedSubagentStream implements ScriptedSubagent {
   #endStep(stopReason: string): void {
     if (this.#runId === undefined) return;
     this.#message("usage_statistics", `letta-msg-${++this.#messageCounter}`, { ...ZERO_USAGE });
-    this.#emit({ type: "message", message_type: "stop_reason", stop_reason: stopReason, run_id: this.#runId, seq_id: ++this.#seqId, session_id: this.agentId, uuid: randomUUID(), timestamp: this.#timestamp() });
+    this.#emit({
+      type: "message",
+      message_type: "stop_reason",
+      stop_reason: stopReason,
+      run_id: this.#runId,
+      seq_id: ++this.#seqId,
+      session_id: this.agentId,
+      uuid: randomUUID(),
+      timestamp: this.#timestamp(),
+    });
     this.#runId = undefined;
   }
 

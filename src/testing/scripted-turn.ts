@@ -100,14 +100,20 @@ export class ScriptedTurnSession implements ScriptedTurn {
   }
 
   async callTool(name: string, input: Record<string, unknown> = {}, options: { toolCallId?: string } = {}): Promise<ScriptedToolResult> {
-    const [result] = await this.callTools([{ name, input, ...(options.toolCallId !== undefined ? { toolCallId: options.toolCallId } : {}) }]);
+    const [result] = await this.callTools([
+      { name, input, ...(options.toolCallId !== undefined ? { toolCallId: options.toolCallId } : {}) },
+    ]);
     return result!;
   }
 
   async callTools(calls: readonly ScriptedToolCallSpec[]): Promise<ScriptedToolResult[]> {
     if (calls.length === 0) return [];
     if (this.signal.aborted) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
-    const specs = calls.map((call) => ({ toolCallId: call.toolCallId ?? `call-${randomUUID()}`, name: call.name, input: call.input ?? {} }));
+    const specs = calls.map((call) => ({
+      toolCallId: call.toolCallId ?? `call-${randomUUID()}`,
+      name: call.name,
+      input: call.input ?? {},
+    }));
     const proposal = await this.propose(specs);
     if (!proposal) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
     return this.#execute(proposal.decisions, proposal.runId);
@@ -159,7 +165,12 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return this.host.callExternal(tool, toolCallId, made.input);
   }
 
-  async runBuiltinTool(name: string, args: Record<string, unknown>, output: string, options: RuntimeToolOptions = {}): Promise<ScriptedToolResult> {
+  async runBuiltinTool(
+    name: string,
+    args: Record<string, unknown>,
+    output: string,
+    options: RuntimeToolOptions = {},
+  ): Promise<ScriptedToolResult> {
     if (this.signal.aborted) return plainFailure(INTERRUPTED_BY_USER);
     return runRuntimeTool(this, { toolCallId: options.toolCallId ?? `call-${randomUUID()}`, name, input: args }, output, options);
   }
@@ -210,7 +221,11 @@ export class ScriptedTurnSession implements ScriptedTurn {
 
   async #execute(decisions: Decision[], runId: string): Promise<ScriptedToolResult[]> {
     const approved = decisions.filter((decision) => decision.approved);
-    this.host.setLoop("EXECUTING_CLIENT_SIDE_TOOL", [runId], approved.map((decision) => decision.spec.toolCallId));
+    this.host.setLoop(
+      "EXECUTING_CLIENT_SIDE_TOOL",
+      [runId],
+      approved.map((decision) => decision.spec.toolCallId),
+    );
     this.host.emitDeviceStatus();
     for (const decision of approved) {
       this.emitDelta(

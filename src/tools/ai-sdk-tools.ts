@@ -49,14 +49,17 @@ const aiSchemaSymbol = Symbol.for("vercel.ai.schema");
  * Schema is a promise (resolve it first), or anything `defineTool` refuses.
  */
 export function fromAiSdkTools(tools: Readonly<Record<string, AiSdkToolLike>>, options: FromAiSdkToolsOptions = {}): ClientTool[] {
-  if (typeof tools !== "object" || tools === null) throw new ToolrelayError("INVALID_OPTIONS", "fromAiSdkTools() needs an object of AI SDK tools by name");
+  if (typeof tools !== "object" || tools === null)
+    throw new ToolrelayError("INVALID_OPTIONS", "fromAiSdkTools() needs an object of AI SDK tools by name");
   return Object.entries(tools).map(([name, tool]) => fromAiSdkTool(name, tool, options));
 }
 
 function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAiSdkToolsOptions): ClientTool {
   const fail = (message: string) => new ToolrelayError("INVALID_TOOL_DEFINITION", `AI SDK tool "${name}": ${message}`);
   if (typeof tool !== "object" || tool === null) throw fail("is not a tool object");
-  const run = tool.execute as ((input: unknown, options: { toolCallId: string; messages: unknown[]; abortSignal: AbortSignal }) => unknown) | undefined;
+  const run = tool.execute as
+    | ((input: unknown, options: { toolCallId: string; messages: unknown[]; abortSignal: AbortSignal }) => unknown)
+    | undefined;
   if (typeof run !== "function") throw fail("has no execute function (an AI SDK client-side tool cannot run here)");
   const toModelOutput = tool.toModelOutput as ((options: { toolCallId: string; input: unknown; output: unknown }) => unknown) | undefined;
   const schema = inputSchemaOf(tool.inputSchema, fail);
@@ -81,7 +84,8 @@ function inputSchemaOf(value: unknown, fail: (message: string) => ToolrelayError
   if (isZodSchema(schema) || (isStandardSchema(schema) && !isAiSchema(schema))) return { inputSchema: schema as ToolInputSchema };
   if (!isAiSchema(schema)) throw fail("inputSchema must be a zod schema, a Standard Schema or the AI SDK's jsonSchema(...)");
   const json = (schema as { jsonSchema: unknown }).jsonSchema;
-  if (typeof (json as { then?: unknown } | null)?.then === "function") throw fail("its JSON Schema is a promise: resolve it and pass the object");
+  if (typeof (json as { then?: unknown } | null)?.then === "function")
+    throw fail("its JSON Schema is a promise: resolve it and pass the object");
   const validate = (schema as { validate?: (value: unknown) => unknown }).validate;
   if (typeof validate !== "function") return { inputSchema: json as JsonSchemaObject, validate: false };
   const standard: StandardSchemaV1 = {
@@ -90,7 +94,9 @@ function inputSchemaOf(value: unknown, fail: (message: string) => ToolrelayError
       vendor: "ai-sdk",
       validate: (input) => {
         const result = validate(input) as AiValidation | PromiseLike<AiValidation>;
-        return typeof (result as PromiseLike<AiValidation>).then === "function" ? Promise.resolve(result).then(asStandard) : asStandard(result as AiValidation);
+        return typeof (result as PromiseLike<AiValidation>).then === "function"
+          ? Promise.resolve(result).then(asStandard)
+          : asStandard(result as AiValidation);
       },
     },
   };
@@ -111,7 +117,8 @@ function isAiSchema(value: unknown): boolean {
 
 async function lastValue(value: unknown): Promise<unknown> {
   const resolved = await value;
-  if (typeof resolved !== "object" || resolved === null || typeof (resolved as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") return resolved;
+  if (typeof resolved !== "object" || resolved === null || typeof (resolved as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function")
+    return resolved;
   let last: unknown;
   for await (const item of resolved as AsyncIterable<unknown>) last = item;
   return last;
@@ -130,7 +137,9 @@ function modelOutput(output: unknown): ToolResult | ToolReturnValue {
     case "error-json":
       return errorOutput(JSON.stringify(value, null, 2) ?? String(value));
     case "execution-denied":
-      return errorOutput(`Execution denied${(output as { reason?: unknown }).reason ? `: ${String((output as { reason?: unknown }).reason)}` : "."}`);
+      return errorOutput(
+        `Execution denied${(output as { reason?: unknown }).reason ? `: ${String((output as { reason?: unknown }).reason)}` : "."}`,
+      );
     case "content": {
       const result: ToolResult = { content: (Array.isArray(value) ? value : []).map(contentPart) };
       return result;

@@ -174,7 +174,9 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
     invalid(`tool "${name}": ${message}`, cause === undefined ? undefined : { cause });
   const unknownKeys = Object.keys(definition).filter((key) => !definitionKeys.has(key));
   if (unknownKeys.length > 0) {
-    throw fail(`unknown option${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.map((key) => `"${key}"`).join(", ")}${renameHint(unknownKeys)}`);
+    throw fail(
+      `unknown option${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.map((key) => `"${key}"`).join(", ")}${renameHint(unknownKeys)}`,
+    );
   }
   if (typeof description !== "string" || description.trim() === "") {
     throw fail("description must be a non-empty string");

@@ -35,7 +35,11 @@ export function executeTool(
 ): void {
   const failed = (error: unknown): void => {
     const message = errorText(error);
-    done({ kind: "tool-error", message, content: [{ type: "text", text: clampToolText(`Error: tool ${tool.name} failed: ${message}`, maxResultChars) }] });
+    done({
+      kind: "tool-error",
+      message,
+      content: [{ type: "text", text: clampToolText(`Error: tool ${tool.name} failed: ${message}`, maxResultChars) }],
+    });
   };
   let value: unknown;
   let thenable: boolean;
@@ -61,6 +65,8 @@ function outcomeOf(toolName: string, value: unknown, maxResultChars: number): Ex
   const marker = `Error: tool ${toolName} reported an error: `;
   const [first, ...rest] = normalized.content;
   const content: WireContentBlock[] =
-    first?.type === "text" ? [{ type: "text", text: clampToolText(marker + first.text, maxResultChars) }, ...rest] : [{ type: "text", text: marker.trimEnd() }, ...normalized.content];
+    first?.type === "text"
+      ? [{ type: "text", text: clampToolText(marker + first.text, maxResultChars) }, ...rest]
+      : [{ type: "text", text: marker.trimEnd() }, ...normalized.content];
   return { kind: "tool-error", message, content };
 }

@@ -26,7 +26,11 @@ export interface PreflightRequest {
 }
 
 /** The refusal of a call, or `undefined` when it may go on to validation: unknown tool first, then size. */
-export function preflightToolCall(tool: ClientTool | undefined, request: PreflightRequest, maxInputBytes: number): PreflightOutcome | undefined {
+export function preflightToolCall(
+  tool: ClientTool | undefined,
+  request: PreflightRequest,
+  maxInputBytes: number,
+): PreflightOutcome | undefined {
   if (tool === undefined) return { kind: "unknown-tool", toolName: request.toolName, available: request.toolNames() };
   if (request.inputBytes > maxInputBytes) return { kind: "input-too-large", bytes: request.inputBytes, limit: maxInputBytes };
   return undefined;

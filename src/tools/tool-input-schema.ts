@@ -80,10 +80,15 @@ export function resolveToolInput(inputSchema: unknown, options: ResolveToolInput
   if (isStandardSchema(inputSchema)) {
     if (validate !== undefined) throw invalid("validate applies to a JSON Schema inputSchema only; a Standard Schema always validates");
     const schema = inputSchema;
-    return { kind: "standard-schema", jsonSchema: standardJsonSchema(schema, jsonSchema), validateInput: (input) => validateStandardInput(schema, input) };
+    return {
+      kind: "standard-schema",
+      jsonSchema: standardJsonSchema(schema, jsonSchema),
+      validateInput: (input) => validateStandardInput(schema, input),
+    };
   }
   if (isPlainObject(inputSchema)) {
-    if (jsonSchema !== undefined) throw invalid("jsonSchema is only for a Standard Schema inputSchema; a JSON Schema is advertised as it is");
+    if (jsonSchema !== undefined)
+      throw invalid("jsonSchema is only for a Standard Schema inputSchema; a JSON Schema is advertised as it is");
     const advertised = asToolJsonSchema(inputSchema, '{ type: "object", properties: {...} }');
     if (validate === false) return { kind: "json-schema", jsonSchema: advertised, validateInput: (input) => ({ ok: true, value: input }) };
     const validator = compileJsonSchemaValidator(inputSchema);
@@ -113,7 +118,10 @@ function standardJsonSchema(schema: StandardSchemaV1, explicit: unknown): ToolJs
   try {
     converted = convertStandardJsonSchema(converter);
   } catch (error) {
-    throw invalid(`the ${vendor} schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw invalid(
+      `the ${vendor} schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   }
   return asToolJsonSchema(converted, `a ${vendor} object schema`);
 }

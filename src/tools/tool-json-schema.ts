@@ -35,7 +35,10 @@ export function toolJsonSchema(schema: z.ZodType): ToolJsonSchema {
   try {
     generated = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw" });
   } catch (error) {
-    throw definitionError(`input schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw definitionError(
+      `input schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   }
   return asToolJsonSchema(generated, "z.object({...})");
 }

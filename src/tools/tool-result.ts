@@ -187,8 +187,8 @@ function fromBlocks(blocks: readonly WireContentBlock[], isError: boolean, maxTe
     const text = joined === "" ? NO_OUTPUT_TEXT : clampToolText(joined, maxTextChars);
     return { content: [{ type: "text", text }], isError };
   }
-  const content = blocks.map((block): WireContentBlock =>
-    block.type === "text" ? { type: "text", text: clampToolText(block.text, maxTextChars) } : block,
+  const content = blocks.map(
+    (block): WireContentBlock => (block.type === "text" ? { type: "text", text: clampToolText(block.text, maxTextChars) } : block),
   );
   return { content, isError };
 }

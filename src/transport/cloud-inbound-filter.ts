@@ -11,7 +11,12 @@ export type InboundVerdict = "forward" | "control-stream-delta" | "duplicate";
  * `idempotency_key` was already seen is a relay duplicate. Pure apart from
  * recording the key.
  */
-export function classifyInbound(channel: CloudChannel, type: string | undefined, envelope: FrameEnvelope, keys: IdempotencyKeyCache): InboundVerdict {
+export function classifyInbound(
+  channel: CloudChannel,
+  type: string | undefined,
+  envelope: FrameEnvelope,
+  keys: IdempotencyKeyCache,
+): InboundVerdict {
   if (channel === "control" && type === "stream_delta") return "control-stream-delta";
   if (typeof envelope.idempotency_key === "string" && keys.seen(envelope.idempotency_key)) return "duplicate";
   return "forward";

@@ -115,7 +115,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       },
       onTimeout: (channel, silentForMs) => {
         const pair = this.#pair;
-        if (pair) this.#guard(() => this.#drop(pair, `no traffic on the ${channel} socket for ${silentForMs} ms after a ping: link presumed half-open`));
+        if (pair)
+          this.#guard(() =>
+            this.#drop(pair, `no traffic on the ${channel} socket for ${silentForMs} ms after a ping: link presumed half-open`),
+          );
       },
     });
     this.#reconnect = new ReconnectController({
@@ -299,7 +302,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   #listenerThrew(error: unknown): void {
-    this.#emitError(new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }));
+    this.#emitError(
+      new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }),
+    );
   }
 
   /**

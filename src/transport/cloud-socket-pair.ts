@@ -65,7 +65,9 @@ export async function openSocketPair(options: OpenSocketPairOptions): Promise<So
     for (const socket of opened) socket.terminate();
     const unauthorized = failures.find((error) => isToolrelayError(error, "UNAUTHORIZED"));
     const first = unauthorized ?? failures[0];
-    throw isToolrelayError(first) ? first : new ToolrelayError("CONNECT_FAILED", "cloud status sockets could not be opened", { cause: first });
+    throw isToolrelayError(first)
+      ? first
+      : new ToolrelayError("CONNECT_FAILED", "cloud status sockets could not be opened", { cause: first });
   }
   if (closedEarly !== undefined || control.value.readyState !== 1 || stream.value.readyState !== 1) {
     control.value.terminate();

@@ -51,11 +51,7 @@ export function normaliseCloudBaseUrl(input: string): string {
  * `<base, https→wss>/v1/environments/{connectionId}/status/ws?agentId=…&conversationId=…&channel=…`
  * (plus `token=` only in query auth mode).
  */
-export function cloudStatusUrl(
-  address: CloudStatusAddress,
-  channel: CloudChannel,
-  auth: { mode: CloudAuthMode; apiKey: string },
-): string {
+export function cloudStatusUrl(address: CloudStatusAddress, channel: CloudChannel, auth: { mode: CloudAuthMode; apiKey: string }): string {
   const url = new URL(normaliseCloudBaseUrl(address.baseUrl));
   if (url.protocol === "https:") url.protocol = "wss:";
   else if (url.protocol === "http:") url.protocol = "ws:";
@@ -73,11 +69,7 @@ export function cloudStatusUrl(
  * Upgrade headers: the caller's headers with any `authorization` header
  * removed, plus `Authorization: Bearer <apiKey>` in header mode.
  */
-export function cloudStatusHeaders(
-  apiKey: string,
-  mode: CloudAuthMode,
-  extra: Record<string, string> | undefined,
-): Record<string, string> {
+export function cloudStatusHeaders(apiKey: string, mode: CloudAuthMode, extra: Record<string, string> | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(extra ?? {})) {
     if (name.toLowerCase() !== "authorization") headers[name] = value;

@@ -58,13 +58,17 @@ export class RequestTracker {
       // An encoding error (INVALID_FRAME): nothing was written, so nothing may stay registered —
       // a later rejectAll would reject a promise nobody holds (an unhandled rejection).
       this.#pending.delete(requestId);
-      return Promise.reject(isToolrelayError(error) ? error : new ToolrelayError("INVALID_FRAME", `cannot send ${frame.type}`, { cause: error }));
+      return Promise.reject(
+        isToolrelayError(error) ? error : new ToolrelayError("INVALID_FRAME", `cannot send ${frame.type}`, { cause: error }),
+      );
     }
     if (!sent) {
       this.#pending.delete(requestId);
       // "open" with a refused write: the socket is already closing (the link notices a moment later).
       const why = this.#link.state === "open" ? "its socket is closing" : `the link is ${this.#link.state}`;
-      return Promise.reject(new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: ${why}; nothing was written`, { details: { written: false } }));
+      return Promise.reject(
+        new ToolrelayError("CONNECTION_CLOSED", `cannot send ${frame.type}: ${why}; nothing was written`, { details: { written: false } }),
+      );
     }
     const timeoutError = new ToolrelayError("REQUEST_TIMEOUT", `no ${options.responseType} for ${frame.type} within ${timeoutMs} ms`, {
       details: { requestId, timeoutMs },
@@ -79,7 +83,8 @@ export class RequestTracker {
       },
       customTimers: {
         setTimeout: ((callback: () => void, ms: number) => this.#timers.setTimeout(callback, ms)) as typeof globalThis.setTimeout,
-        clearTimeout: ((handle: Parameters<Timers["clearTimeout"]>[0]) => this.#timers.clearTimeout(handle)) as typeof globalThis.clearTimeout,
+        clearTimeout: ((handle: Parameters<Timers["clearTimeout"]>[0]) =>
+          this.#timers.clearTimeout(handle)) as typeof globalThis.clearTimeout,
       },
     });
     return withDeadline.finally(() => this.#pending.delete(requestId)) as Promise<FrameOfType<T>>;

@@ -64,11 +64,7 @@ export function extractEnvelope(value: Record<string, unknown>): FrameEnvelope {
   return envelope;
 }
 
-function decodeWith<TFrame>(
-  text: string,
-  schemas: ReadonlyMap<string, z.ZodType>,
-  options: DecodeFrameOptions,
-): DecodedFrame<TFrame> {
+function decodeWith<TFrame>(text: string, schemas: ReadonlyMap<string, z.ZodType>, options: DecodeFrameOptions): DecodedFrame<TFrame> {
   try {
     if (typeof text !== "string") return { kind: "invalid", error: "frame is not text", envelope: {} };
     const parsed = parseJson(text, options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
@@ -86,7 +82,13 @@ function decodeWith<TFrame>(
     const result = schema.safeParse(record);
     if (!result.success) {
       const requestId = typeof record.request_id === "string" ? record.request_id : undefined;
-      return { kind: "invalid", error: `${type}: ${formatIssues(result.error.issues)}`, type, ...(requestId === undefined ? {} : { requestId }), envelope };
+      return {
+        kind: "invalid",
+        error: `${type}: ${formatIssues(result.error.issues)}`,
+        type,
+        ...(requestId === undefined ? {} : { requestId }),
+        envelope,
+      };
     }
     // The schemas transform nothing, so the checked input is the frame; returning it
     // (not zod's copy) keeps a `__proto__` key an inert own property.

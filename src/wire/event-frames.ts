@@ -51,8 +51,7 @@ export const loopStatusSchema = z.looseObject({
   client_message_ids_by_run_id: z
     .custom<Record<string, string[]>>(
       (value) =>
-        isJsonObject(value) &&
-        Object.values(value).every((ids) => Array.isArray(ids) && ids.every((id) => typeof id === "string")),
+        isJsonObject(value) && Object.values(value).every((ids) => Array.isArray(ids) && ids.every((id) => typeof id === "string")),
       { message: "Invalid input: expected an object of string arrays" },
     )
     .optional(),

@@ -36,7 +36,10 @@ export type ToolCallDelta = z.infer<typeof toolCallDeltaSchema>;
 
 const toolCallFields = {
   tool_call: toolCallDeltaSchema.nullable().optional(),
-  tool_calls: z.union([z.array(toolCallDeltaSchema), toolCallDeltaSchema]).nullable().optional(),
+  tool_calls: z
+    .union([z.array(toolCallDeltaSchema), toolCallDeltaSchema])
+    .nullable()
+    .optional(),
 };
 
 export const assistantMessageDeltaSchema = z.looseObject({

@@ -39,7 +39,12 @@ interface Harness {
 
 async function harness(
   script: StartScriptedRuntimeOptions["script"],
-  options: { runtime?: Partial<StartScriptedRuntimeOptions>; editor?: TestEditorOptions; agent?: Partial<AcpAgentOptions>; mode?: "standard" } = {},
+  options: {
+    runtime?: Partial<StartScriptedRuntimeOptions>;
+    editor?: TestEditorOptions;
+    agent?: Partial<AcpAgentOptions>;
+    mode?: "standard";
+  } = {},
 ): Promise<Harness> {
   const runtime = await startScriptedRuntime({ script, ...options.runtime });
   cleanups.push(() => runtime.close());
@@ -56,7 +61,11 @@ async function harness(
   const editor = new TestEditor(options.editor);
   const connection = editor.connect(editorSide);
   cleanups.push(() => connection.close());
-  await connection.agent.request("initialize", { protocolVersion: 1, clientCapabilities: editor.capabilities, clientInfo: { name: "test-editor", version: "1" } });
+  await connection.agent.request("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: editor.capabilities,
+    clientInfo: { name: "test-editor", version: "1" },
+  });
   return {
     runtime,
     agent,
@@ -77,7 +86,9 @@ describe("startAcpAgent", () => {
     const runtime = await startScriptedRuntime({ script: () => undefined });
     cleanups.push(() => runtime.close());
     const [agentSide, editorSide] = memoryStreamPair();
-    const agent = startAcpAgent(agentSide, { session: () => ({ backend: { kind: "local", url: runtime.url }, agent: { create: { model: "m" } } }) });
+    const agent = startAcpAgent(agentSide, {
+      session: () => ({ backend: { kind: "local", url: runtime.url }, agent: { create: { model: "m" } } }),
+    });
     cleanups.push(() => agent.close());
     const connection = new TestEditor().connect(editorSide);
     cleanups.push(() => connection.close());
@@ -85,7 +96,11 @@ describe("startAcpAgent", () => {
     const response = await connection.agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
     expect(response).toMatchObject({
       protocolVersion: 1,
-      agentCapabilities: { loadSession: false, promptCapabilities: { embeddedContext: true }, sessionCapabilities: { additionalDirectories: {}, close: {} } },
+      agentCapabilities: {
+        loadSession: false,
+        promptCapabilities: { embeddedContext: true },
+        sessionCapabilities: { additionalDirectories: {}, close: {} },
+      },
       agentInfo: { name: "toolrelay-acp" },
     });
   });
@@ -116,7 +131,9 @@ describe("startAcpAgent", () => {
     const response = await h.prompt(sessionId, "read my notes");
     expect(response).toEqual({ stopReason: "end_turn" });
     expect(seen).toContain("unsaved edit\n");
-    const kinds = h.editor.updates.map((n) => n.update.sessionUpdate + ("status" in n.update && n.update.status ? `:${n.update.status}` : ""));
+    const kinds = h.editor.updates.map(
+      (n) => n.update.sessionUpdate + ("status" in n.update && n.update.status ? `:${n.update.status}` : ""),
+    );
     expect(kinds).toEqual([
       "agent_message_chunk",
       "tool_call:pending",
@@ -137,7 +154,8 @@ describe("startAcpAgent", () => {
         results.push(resultText(await turn.callTool("read_editor_buffer", { path: target })));
       }
     });
-    const sessionId = (await h.connection.agent.request("session/new", { cwd: root, additionalDirectories: [extra], mcpServers: [] })).sessionId;
+    const sessionId = (await h.connection.agent.request("session/new", { cwd: root, additionalDirectories: [extra], mcpServers: [] }))
+      .sessionId;
     await h.prompt(sessionId, "go");
     expect(results[0]).toContain("extra\n");
     expect(results[1]).toContain("Error: invalid input for tool read_editor_buffer");
@@ -205,7 +223,9 @@ describe("startAcpAgent", () => {
 
   it("a second prompt while one runs is refused; a closed session is gone", async () => {
     const slow = path.join(root, "slow.txt");
-    const h = await harness(async (turn) => void (await turn.callTool("read_editor_buffer", { path: slow })), { editor: { slowPaths: [slow] } });
+    const h = await harness(async (turn) => void (await turn.callTool("read_editor_buffer", { path: slow })), {
+      editor: { slowPaths: [slow] },
+    });
     const sessionId = await h.newSession();
     const first = h.prompt(sessionId, "one");
     await h.editor.nextSlowRead();
@@ -226,8 +246,13 @@ describe("startAcpAgent", () => {
   });
 
   it("a session that cannot start answers session/new with an error", async () => {
-    const h = await harness(() => undefined, { agent: { session: () => ({ backend: { kind: "local", url: "ws://127.0.0.1:1/ws" }, agent: { create: { model: "m" } } }) } });
-    await expect(h.newSession()).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("could not start a toolrelay session") });
+    const h = await harness(() => undefined, {
+      agent: { session: () => ({ backend: { kind: "local", url: "ws://127.0.0.1:1/ws" }, agent: { create: { model: "m" } } }) },
+    });
+    await expect(h.newSession()).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining("could not start a toolrelay session"),
+    });
   });
 
   it("closing the connection closes every session", async () => {

@@ -65,13 +65,17 @@ function setup(options: TestEditorOptions & { requestTimeoutMs?: number; require
 }
 
 function text(outcome: CallOutcome): string {
-  if (outcome.kind === "ok" || outcome.kind === "tool-error") return outcome.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+  if (outcome.kind === "ok" || outcome.kind === "tool-error")
+    return outcome.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
   return JSON.stringify(outcome);
 }
 
 describe("which editor tools are offered", () => {
   it("offers each tool only for the capability the editor advertised", () => {
-    expect(setup({ fs: { readTextFile: true, writeTextFile: true } }).tools.map((tool) => tool.name)).toEqual(["read_editor_buffer", "write_via_editor"]);
+    expect(setup({ fs: { readTextFile: true, writeTextFile: true } }).tools.map((tool) => tool.name)).toEqual([
+      "read_editor_buffer",
+      "write_via_editor",
+    ]);
     expect(setup({ fs: { readTextFile: true, writeTextFile: false } }).tools.map((tool) => tool.name)).toEqual(["read_editor_buffer"]);
     expect(setup({ fs: { readTextFile: false, writeTextFile: true } }).tools.map((tool) => tool.name)).toEqual(["write_via_editor"]);
     expect(setup({ fs: { readTextFile: false, writeTextFile: false } }).tools).toEqual([]);
@@ -280,4 +284,3 @@ async function waitForCancel(editor: TestEditor, requestId: unknown) {
     2_000,
   );
 }
-

@@ -36,9 +36,17 @@ describe("ToolCallReporter", () => {
     const { instance, sent, statuses } = reporter();
     instance.started("c2", "write_via_editor");
     instance.called("c2", "write_via_editor", { path: "/w/b.ts", content: "x" });
-    instance.ended("c2", "write_via_editor", { kind: "tool-error", message: "changed since you read it", content: [{ type: "text", text: "changed since you read it" }] });
+    instance.ended("c2", "write_via_editor", {
+      kind: "tool-error",
+      message: "changed since you read it",
+      content: [{ type: "text", text: "changed since you read it" }],
+    });
     expect(statuses()).toEqual(["tool_call:pending", "tool_call_update:in_progress", "tool_call_update:-", "tool_call_update:failed"]);
-    expect(sent[2]).toMatchObject({ title: "Write /w/b.ts (through the editor)", kind: "edit", rawInput: { path: "/w/b.ts", content: "x" } });
+    expect(sent[2]).toMatchObject({
+      title: "Write /w/b.ts (through the editor)",
+      kind: "edit",
+      rawInput: { path: "/w/b.ts", content: "x" },
+    });
     expect(sent[3]).toMatchObject({ content: [{ content: { text: "changed since you read it" } }] });
   });
 
@@ -49,7 +57,10 @@ describe("ToolCallReporter", () => {
     instance.called("c4", "read_editor_buffer", { path: "/w/slow" });
     instance.started("c4", "read_editor_buffer");
     instance.ended("c4", "read_editor_buffer", { kind: "cancelled", reason: "the turn was aborted" });
-    expect(sent[1]).toMatchObject({ status: "failed", content: [{ content: { text: expect.stringContaining("path: the path must be absolute") } }] });
+    expect(sent[1]).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: expect.stringContaining("path: the path must be absolute") } }],
+    });
     expect(sent.at(-1)).toMatchObject({ status: "failed", content: [{ content: { text: "Tool call cancelled: the turn was aborted" } }] });
   });
 
@@ -87,7 +98,9 @@ describe("ToolCallReporter", () => {
     const { instance, sent } = reporter(10);
     instance.called("l", "x", {});
     instance.resulted("l", "x", false, "0123456789abcdef");
-    expect(sent[1]).toMatchObject({ content: [{ content: { text: "0123456789\n… (6 more characters not shown here; the model received them all)" } }] });
+    expect(sent[1]).toMatchObject({
+      content: [{ content: { text: "0123456789\n… (6 more characters not shown here; the model received them all)" } }],
+    });
   });
 });
 

@@ -20,7 +20,8 @@ beforeAll(() => {
   base = realpathSync(mkdtempSync(path.join(tmpdir(), "toolrelay-roots-")));
   root = path.join(base, "root");
   root2 = path.join(base, "root2");
-  for (const dir of ["root/sub/deeper", "root-evil", "outside", "root2", "root2-evil"]) mkdirSync(path.join(base, dir), { recursive: true });
+  for (const dir of ["root/sub/deeper", "root-evil", "outside", "root2", "root2-evil"])
+    mkdirSync(path.join(base, dir), { recursive: true });
   writeFileSync(path.join(root, "notes.md"), "notes\n");
   writeFileSync(path.join(root, "sub", "inner.txt"), "inner\n");
   writeFileSync(path.join(base, "root-evil", "secret.txt"), "secret\n");
@@ -68,7 +69,11 @@ describe("WorkingRoots.check: hand-written cases", () => {
     ["the root itself", () => root, () => root],
     ["the root with a trailing slash", () => `${root}/`, () => root],
     ["`..` back to the root", () => `${root}/sub/..`, () => root],
-    ["`..` after a link is resolved lexically (the path sent names the root's file)", () => `${root}/link-out/../notes.md`, () => `${root}/notes.md`],
+    [
+      "`..` after a link is resolved lexically (the path sent names the root's file)",
+      () => `${root}/link-out/../notes.md`,
+      () => `${root}/notes.md`,
+    ],
     ["a name starting with dots", () => `${root}/..hidden`, () => `${root}/..hidden`],
   ];
   for (const [name, input, expected] of accepted) {
@@ -204,7 +209,23 @@ function oracleResolve(target: string): { kind: "resolved"; real: string; linked
 describe("WorkingRoots.check: property", () => {
   it("no generated path that is accepted resolves outside the root (2,000 paths)", () => {
     const segment = fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom("..", ".", "", "sub", "deeper", "notes.md", "inner.txt", "new.txt", "root", "root-evil", "outside", "secret.txt") },
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          "..",
+          ".",
+          "",
+          "sub",
+          "deeper",
+          "notes.md",
+          "inner.txt",
+          "new.txt",
+          "root",
+          "root-evil",
+          "outside",
+          "secret.txt",
+        ),
+      },
       {
         weight: 5,
         arbitrary: fc.constantFrom(
@@ -238,7 +259,8 @@ describe("WorkingRoots.check: property", () => {
           // Completeness: a plain path (no NUL, absolute, lexically inside, no links on the way) must not be refused.
           if (lexical !== undefined && oracleInside(root, lexical) && candidate.length <= 4_096) {
             const resolved = oracleResolve(lexical);
-            if (resolved.kind === "resolved" && !resolved.linked) throw new Error(`refused a plain path inside the root: ${JSON.stringify(candidate)} (${result.reason})`);
+            if (resolved.kind === "resolved" && !resolved.linked)
+              throw new Error(`refused a plain path inside the root: ${JSON.stringify(candidate)} (${result.reason})`);
           }
           return;
         }

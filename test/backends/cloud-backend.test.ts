@@ -29,15 +29,20 @@ describe("cloud backend end to end (REST lookup, then the status sockets)", () =
     server.use(
       http.get(`${relay.baseUrl}/v1/environments`, () =>
         HttpResponse.json({
-          connections: [
-            { id: "env-1", connectionId: "conn-live", deviceId: "dev-1", connectionName: "sandbox", connectedAt: 5 },
-          ],
+          connections: [{ id: "env-1", connectionId: "conn-live", deviceId: "dev-1", connectionName: "sandbox", connectedAt: 5 }],
           hasNextPage: false,
         }),
       ),
     );
     const link = await createCloudLink(
-      { kind: "cloud", apiKey: "key-1", baseUrl: relay.baseUrl, environment: { name: "sandbox" }, headers: { "x-project-id": "p" }, restMaxRetries: 0 },
+      {
+        kind: "cloud",
+        apiKey: "key-1",
+        baseUrl: relay.baseUrl,
+        environment: { name: "sandbox" },
+        headers: { "x-project-id": "p" },
+        restMaxRetries: 0,
+      },
       { agentId: "agent-1", conversationId: "default" },
     );
     links.push(link);

@@ -39,7 +39,8 @@ function listing(pages: Array<{ connections: unknown[]; hasNextPage: boolean }>)
     http.get(`${baseUrl}/v1/environments`, ({ request }) => {
       requests.push(request.clone());
       const after = new URL(request.url).searchParams.get("after");
-      const index = after === null ? 0 : pages.findIndex((page) => (page.connections as Array<{ id: string }>).some((entry) => entry.id === after)) + 1;
+      const index =
+        after === null ? 0 : pages.findIndex((page) => (page.connections as Array<{ id: string }>).some((entry) => entry.id === after)) + 1;
       return HttpResponse.json(pages[index] ?? { connections: [], hasNextPage: false });
     }),
   );
@@ -54,7 +55,8 @@ function failing(status: number) {
   );
 }
 
-const client = () => createLettaRestClient({ apiKey: key, baseUrl, maxRetries: 0, headers: { "x-project-id": "p-1", Authorization: "Bearer other" } });
+const client = () =>
+  createLettaRestClient({ apiKey: key, baseUrl, maxRetries: 0, headers: { "x-project-id": "p-1", Authorization: "Bearer other" } });
 
 describe("resolveCloudEnvironment", () => {
   it("finds an environment by name, id, connectionId or deviceId, through every page", async () => {
@@ -62,7 +64,10 @@ describe("resolveCloudEnvironment", () => {
       { connections: [connection("env-a", "laptop")], hasNextPage: true },
       { connections: [connection("env-b", "sandbox")], hasNextPage: false },
     ]);
-    await expect(resolveCloudEnvironment(await client(), { name: "sandbox" })).resolves.toMatchObject({ id: "env-b", connectionId: "conn-env-b" });
+    await expect(resolveCloudEnvironment(await client(), { name: "sandbox" })).resolves.toMatchObject({
+      id: "env-b",
+      connectionId: "conn-env-b",
+    });
     await expect(resolveCloudEnvironment(await client(), { id: "env-a" })).resolves.toMatchObject({ connectionId: "conn-env-a" });
     await expect(resolveCloudEnvironment(await client(), { connectionId: "conn-env-b" })).resolves.toMatchObject({ name: "sandbox" });
     await expect(resolveCloudEnvironment(await client(), { deviceId: "device-env-b" })).resolves.toMatchObject({ id: "env-b" });
@@ -97,7 +102,11 @@ describe("resolveCloudEnvironment", () => {
     await expect(failure).rejects.toMatchObject({
       code: "NOT_FOUND",
       message: expect.stringContaining('"laptop" (id env-a), "sandbox" (id env-b)'),
-      details: { field: "name", value: "desk", candidates: [expect.objectContaining({ id: "env-a" }), expect.objectContaining({ id: "env-b" })] },
+      details: {
+        field: "name",
+        value: "desk",
+        candidates: [expect.objectContaining({ id: "env-a" }), expect.objectContaining({ id: "env-b" })],
+      },
     });
   });
 
@@ -174,7 +183,10 @@ describe("cloud API key", () => {
 describe("createCloudLink", () => {
   it("resolves a named environment and builds an unconnected link for its connectionId", async () => {
     listing([{ connections: [connection("env-a", "laptop")], hasNextPage: false }]);
-    const link = await createCloudLink({ kind: "cloud", apiKey: key, baseUrl, environment: { name: "laptop" }, restMaxRetries: 0 }, { agentId: "agent-1" });
+    const link = await createCloudLink(
+      { kind: "cloud", apiKey: key, baseUrl, environment: { name: "laptop" }, restMaxRetries: 0 },
+      { agentId: "agent-1" },
+    );
     expect(link.connectionId).toBe("conn-env-a");
     expect(link.state).toBe("idle");
     expect(link.runtime).toEqual({ agentId: "agent-1" });
@@ -191,11 +203,15 @@ describe("createCloudLink", () => {
 
   it("surfaces REST failures with their codes and a missing key as INVALID_OPTIONS", async () => {
     failing(401);
-    await expect(createCloudLink({ kind: "cloud", apiKey: key, baseUrl, environment: { id: "env-a" }, restMaxRetries: 0 })).rejects.toMatchObject({
+    await expect(
+      createCloudLink({ kind: "cloud", apiKey: key, baseUrl, environment: { id: "env-a" }, restMaxRetries: 0 }),
+    ).rejects.toMatchObject({
       code: "UNAUTHORIZED",
     });
     vi.stubEnv("LETTA_API_KEY", "");
     vi.stubEnv("LETTA_CLOUD_API_KEY", "");
-    await expect(createCloudLink({ kind: "cloud", baseUrl, environment: { id: "env-a" } })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
+    await expect(createCloudLink({ kind: "cloud", baseUrl, environment: { id: "env-a" } })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+    });
   });
 });

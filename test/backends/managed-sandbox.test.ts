@@ -194,7 +194,11 @@ describe("create, TTL and wait until online", () => {
   });
 
   it("a resumed sandbox says so, and takes the conversation from the answer", async () => {
-    cloud({ listings: ["online"], create: () => HttpResponse.json({ sandboxId: "sb-1", deviceId: "dev-1", connectionName: "c", conversationId: "conv-9", resumed: true }) });
+    cloud({
+      listings: ["online"],
+      create: () =>
+        HttpResponse.json({ sandboxId: "sb-1", deviceId: "dev-1", connectionName: "c", conversationId: "conv-9", resumed: true }),
+    });
     const { sandbox } = await provision();
     expect(sandbox.info.resumed).toBe(true);
     cloud({ listings: ["online"], refresh: () => HttpResponse.json({ error: "gone" }, { status: 404 }) });
@@ -223,18 +227,27 @@ describe("create, TTL and wait until online", () => {
 
   it("a create that cannot reach the API → REST_FAILED", async () => {
     cloud({ listings: ["online"], create: () => HttpResponse.error() });
-    await expect(provision()).rejects.toMatchObject({ code: "REST_FAILED", message: expect.stringContaining("could not reach the Letta API") });
+    await expect(provision()).rejects.toMatchObject({
+      code: "REST_FAILED",
+      message: expect.stringContaining("could not reach the Letta API"),
+    });
   });
 
   it('"agent" route without an agent id is refused before any request', async () => {
     cloud({ listings: ["online"] });
-    await expect(provision({}, { agentId: undefined })).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringContaining("agent: { id }") });
+    await expect(provision({}, { agentId: undefined })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+      message: expect.stringContaining("agent: { id }"),
+    });
     expect(seen).toEqual([]);
   });
 
   it("the first refresh answered 404 (gone at once) → SANDBOX_EXPIRED; other refresh failures keep their codes", async () => {
     cloud({ listings: ["online"], refresh: () => HttpResponse.json({}, { status: 404 }) });
-    await expect(provision({}, { conversationId: "conv-1" })).rejects.toMatchObject({ code: "SANDBOX_EXPIRED", details: { sandboxId: "sb-1", conversationId: "conv-1" } });
+    await expect(provision({}, { conversationId: "conv-1" })).rejects.toMatchObject({
+      code: "SANDBOX_EXPIRED",
+      details: { sandboxId: "sb-1", conversationId: "conv-1" },
+    });
     cloud({ listings: ["online"], refresh: () => HttpResponse.json({}, { status: 500 }) });
     await expect(provision()).rejects.toMatchObject({ code: "REST_FAILED", message: expect.stringContaining("refresh sandbox sb-1") });
     cloud({ listings: ["online"], refresh: () => HttpResponse.json({ success: false }) });
@@ -245,7 +258,10 @@ describe("create, TTL and wait until online", () => {
     cloud({ listings: ["not listed", "offline"] });
     const started = Date.now();
     const error = await failure(provision({ readyTimeoutMs: 150, readyPollIntervalMs: 20 }));
-    expect(error).toMatchObject({ code: "SANDBOX_NOT_READY", details: { sandboxId: "sb-1", deviceId: "dev-1", readyTimeoutMs: 150, lastState: "offline" } });
+    expect(error).toMatchObject({
+      code: "SANDBOX_NOT_READY",
+      details: { sandboxId: "sb-1", deviceId: "dev-1", readyTimeoutMs: 150, lastState: "offline" },
+    });
     expect(error.details!.waitedMs).toBeGreaterThanOrEqual(150);
     expect(error.message).toMatch(/did not come online within 150 ms \(waited \d+ ms; its device dev-1 was offline\)/);
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -263,7 +279,16 @@ describe("create, TTL and wait until online", () => {
   it("listing failures are retried until the deadline (the last one is the cause); a 401 stops the wait at once", async () => {
     let calls = 0;
     cloud({ listings: ["online"] });
-    server.use(http.get(`${baseUrl}/v1/environments`, () => (++calls < 3 ? HttpResponse.json({}, { status: 502 }) : HttpResponse.json({ connections: [{ id: "e", deviceId: "dev-1", connectionName: "c", connectionId: "conn-sb-1", connectedAt: 1 }], hasNextPage: false }))));
+    server.use(
+      http.get(`${baseUrl}/v1/environments`, () =>
+        ++calls < 3
+          ? HttpResponse.json({}, { status: 502 })
+          : HttpResponse.json({
+              connections: [{ id: "e", deviceId: "dev-1", connectionName: "c", connectionId: "conn-sb-1", connectedAt: 1 }],
+              hasNextPage: false,
+            }),
+      ),
+    );
     await expect(provision()).resolves.toMatchObject({ connectionId: "conn-sb-1" });
     expect(calls).toBe(3);
 
@@ -284,7 +309,9 @@ describe("create, TTL and wait until online", () => {
     cloud({ listings: ["offline"] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 60);
-    await expect(provision({ readyTimeoutMs: 10_000, readyPollIntervalMs: 20 }, { signal: controller.signal })).rejects.toMatchObject({ code: "ABORTED" });
+    await expect(provision({ readyTimeoutMs: 10_000, readyPollIntervalMs: 20 }, { signal: controller.signal })).rejects.toMatchObject({
+      code: "ABORTED",
+    });
   });
 });
 
@@ -293,7 +320,9 @@ describe("refresh while the session lives", () => {
     cloud({ listings: ["online"] });
     await provision({ ttlMinutes: 3, refreshIntervalMs: 25 });
     seen.length = 0;
-    await expect.poll(() => paths().filter((entry) => entry === "POST /v1/sandboxes/sb-1/refresh").length, { timeout: 2_000 }).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(() => paths().filter((entry) => entry === "POST /v1/sandboxes/sb-1/refresh").length, { timeout: 2_000 })
+      .toBeGreaterThanOrEqual(3);
     expect(seen[0]!.body).toEqual({ ttlMinutes: 3 });
   });
 
@@ -317,7 +346,16 @@ describe("refresh while the session lives", () => {
     cloud({ listings: ["online"] });
     const { sandbox } = await provision({ refreshIntervalMs: 20 });
     cloud({ listings: ["online"], refresh: () => HttpResponse.json({}, { status: 404 }) });
-    await expect.poll(() => sandbox.beforeTurn().then(() => "alive", (error: ToolrelayError) => error.code), { timeout: 2_000 }).toBe("SANDBOX_EXPIRED");
+    await expect
+      .poll(
+        () =>
+          sandbox.beforeTurn().then(
+            () => "alive",
+            (error: ToolrelayError) => error.code,
+          ),
+        { timeout: 2_000 },
+      )
+      .toBe("SANDBOX_EXPIRED");
     seen.length = 0;
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(seen).toEqual([]);
@@ -358,7 +396,9 @@ describe("close", () => {
     cloud({ listings: ["online"], terminate: () => HttpResponse.json({}, { status: 500 }) });
     const third = await provision({ terminateOnClose: true });
     await third.sandbox.close();
-    expect(third.errors).toEqual([expect.objectContaining({ code: "REST_FAILED", message: expect.stringContaining("terminate sandbox sb-1") })]);
+    expect(third.errors).toEqual([
+      expect.objectContaining({ code: "REST_FAILED", message: expect.stringContaining("terminate sandbox sb-1") }),
+    ]);
   });
 });
 

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  MAX_LISTED_INPUT_ISSUES,
-  expiredResponse,
-  responseForOutcome,
-  type CallOutcome,
-} from "../../src/calls/index.js";
+import { MAX_LISTED_INPUT_ISSUES, expiredResponse, responseForOutcome, type CallOutcome } from "../../src/calls/index.js";
 import { toolCallResponseBodySchema } from "../../src/wire/index.js";
 
 const respond = (outcome: CallOutcome, safeToRetry = false) => responseForOutcome(outcome, { toolName: "write_file", safeToRetry });
@@ -85,7 +80,10 @@ describe("responseForOutcome", () => {
       result: {
         is_error: true,
         content: [
-          { type: "text", text: "Error: tool write_file timed out after 60000 ms. It may have applied its effects: inspect state before retrying." },
+          {
+            type: "text",
+            text: "Error: tool write_file timed out after 60000 ms. It may have applied its effects: inspect state before retrying.",
+          },
         ],
       },
     });

@@ -101,7 +101,9 @@ describe("CallTable close", () => {
     h.link.up = false;
     h.table.close("the session was closed");
     expect(h.settled.every((entry) => entry.record.settledAt === entry.record.startedAt && entry.outcome.kind === "cancelled")).toBe(true);
-    expect(tools.every((tool) => ToolCallAbortError.is(tool.context?.signal.reason) && tool.context!.signal.reason.kind === "cancelled")).toBe(true);
+    expect(
+      tools.every((tool) => ToolCallAbortError.is(tool.context?.signal.reason) && tool.context!.signal.reason.kind === "cancelled"),
+    ).toBe(true);
     expect(h.frames).toHaveLength(0); // nothing could be written
     expect(vi.getTimerCount()).toBe(0);
     expect(h.table.heldCount).toBe(0);
@@ -147,7 +149,8 @@ describe("CallTable close", () => {
         name: "c",
         description: "rejects with its signal's reason",
         inputSchema: z.object({}),
-        execute: (_input, { signal }) => new Promise<string>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+        execute: (_input, { signal }) =>
+          new Promise<string>((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
       });
       const h = createHarness();
       h.request("r1", "t1", { tool: rejecting.tool });

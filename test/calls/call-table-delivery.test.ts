@@ -97,7 +97,13 @@ describe("CallTable identity: the key binds the input", () => {
     expect(h.request("r1", "t2")).toBe("conflict");
     expect(slow.calls).toBe(1);
     expect(h.frames).toEqual([
-      { requestId: "r1", epoch: 1, response: { error: "Refused: request r1 already stands for tool call t1; one request id cannot carry a second call. Nothing was run." } },
+      {
+        requestId: "r1",
+        epoch: 1,
+        response: {
+          error: "Refused: request r1 already stands for tool call t1; one request id cannot carry a second call. Nothing was run.",
+        },
+      },
     ]);
     expect(h.request("r1", "t2")).toBe("conflict");
     slow.resolve("late for r1");
@@ -174,7 +180,13 @@ describe("CallTable bounds", () => {
     h.request("r2", "t2");
     expect(h.request("r3", "t3")).toBe("busy");
     expect(slow.calls).toBe(2);
-    expect(h.frames).toEqual([{ requestId: "r3", epoch: 1, response: { error: "Tool x was not run: the client is already running 2 tool calls. Try again later." } }]);
+    expect(h.frames).toEqual([
+      {
+        requestId: "r3",
+        epoch: 1,
+        response: { error: "Tool x was not run: the client is already running 2 tool calls. Try again later." },
+      },
+    ]);
     expect(h.request("r4", "t3")).toBe("replayed");
     expect(slow.calls).toBe(2);
   });
@@ -204,7 +216,9 @@ describe("CallTable bounds", () => {
     ["toolTimeoutMs", 1.5],
     ["maxInputBytes", "1" as unknown as number],
   ])("rejects a bad %s (%s) with INVALID_OPTIONS", (name, value) => {
-    expect(() => createHarness({ [name]: value })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining(name) }));
+    expect(() => createHarness({ [name]: value })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining(name) }),
+    );
   });
 });
 
@@ -221,7 +235,10 @@ describe("CallTable epochs", () => {
     expect(h.table.heldCount).toBe(2);
     h.link = Object.assign(h.link, { up: true, epoch: 2 });
     h.table.epochStarted(2, true);
-    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["r1", 2], ["r2", 2]]);
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([
+      ["r1", 2],
+      ["r2", 2],
+    ]);
     h.table.epochEnded();
     h.table.epochStarted(3, true);
     expect(h.frames).toHaveLength(4); // written on epoch 2 just before epoch 2 ended: written again (the re-send window)
@@ -248,7 +265,10 @@ describe("CallTable epochs", () => {
     expect(h.frames).toHaveLength(1);
     expect(h.request("r1", "t1", { epoch: 2 })).toBe("resent");
     expect(h.request("r1", "t1", { epoch: 2 })).toBe("duplicate");
-    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["r1", 1], ["r1", 2]]);
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([
+      ["r1", 1],
+      ["r1", 2],
+    ]);
     expect(h.frames[1]?.response).toBe(h.frames[0]?.response);
     expect(h.settled).toHaveLength(1);
   });
@@ -262,7 +282,11 @@ describe("CallTable epochs", () => {
     h.table.epochEnded();
     h.link.epoch = 2;
     h.table.epochStarted(2, true);
-    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([["old", 1], ["recent", 1], ["recent", 2]]);
+    expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([
+      ["old", 1],
+      ["recent", 1],
+      ["recent", 2],
+    ]);
   });
 
   it("when the runtime forgot the old epoch (local), held answers are dropped and orphaned calls settle disconnected", async () => {
@@ -276,7 +300,10 @@ describe("CallTable epochs", () => {
     h.link.epoch = 2;
     h.table.epochStarted(2, false);
     expect(h.table.heldCount).toBe(0);
-    expect(h.settled.map((entry) => [entry.requestIds[0], entry.outcome.kind])).toEqual([["held", "ok"], ["running", "disconnected"]]);
+    expect(h.settled.map((entry) => [entry.requestIds[0], entry.outcome.kind])).toEqual([
+      ["held", "ok"],
+      ["running", "disconnected"],
+    ]);
     expect(slow.context!.signal.reason).toMatchObject({ kind: "disconnected" });
     expect(h.frames).toHaveLength(0);
     expect(h.request("new", "t2", { epoch: 2, tool: instantTool() })).toBe("started");
@@ -296,7 +323,11 @@ describe("CallTable epochs", () => {
     h.link.epoch = 2;
     h.table.epochStarted(2, true);
     expect(h.frames).toEqual([
-      { requestId: "r1", epoch: 2, response: { error: "Tool x was interrupted when the client lost its connection; outcome unknown: inspect state before retrying." } },
+      {
+        requestId: "r1",
+        epoch: 2,
+        response: { error: "Tool x was interrupted when the client lost its connection; outcome unknown: inspect state before retrying." },
+      },
     ]);
   });
 

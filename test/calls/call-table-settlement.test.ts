@@ -83,9 +83,21 @@ describe("CallTable settlement", () => {
   });
 
   it.each<[string, () => unknown, RegExp]>([
-    ["throws", () => { throw new Error("kaput"); }, /^Error: tool x failed: kaput$/],
+    [
+      "throws",
+      () => {
+        throw new Error("kaput");
+      },
+      /^Error: tool x failed: kaput$/,
+    ],
     ["rejects", () => Promise.reject(new Error("nope")), /^Error: tool x failed: nope$/],
-    ["throws a string", () => { throw "boom"; }, /^Error: tool x failed: boom$/],
+    [
+      "throws a string",
+      () => {
+        throw "boom";
+      },
+      /^Error: tool x failed: boom$/,
+    ],
     ["returns an error result", () => errorResult("disk full"), /^Error: tool x reported an error: disk full$/],
   ])("a tool that %s is a tool-error whose text carries the failure marker", async (_label, execute, pattern) => {
     const tool = defineTool({ name: "x", description: "x", inputSchema: z.object({}), execute: execute as () => string });
@@ -93,11 +105,20 @@ describe("CallTable settlement", () => {
     h.request("r1", "t1");
     await flushMicrotasks();
     expect(h.settled[0]?.outcome.kind).toBe("tool-error");
-    expect(h.frames[0]?.response).toMatchObject({ result: { is_error: true, content: [{ type: "text", text: expect.stringMatching(pattern) }] } });
+    expect(h.frames[0]?.response).toMatchObject({
+      result: { is_error: true, content: [{ type: "text", text: expect.stringMatching(pattern) }] },
+    });
   });
 
   it("a thrown string and a returned string read differently to the model", async () => {
-    const thrower = defineTool({ name: "t", description: "t", inputSchema: z.object({}), execute: () => { throw "boom"; } });
+    const thrower = defineTool({
+      name: "t",
+      description: "t",
+      inputSchema: z.object({}),
+      execute: () => {
+        throw "boom";
+      },
+    });
     const returner = defineTool({ name: "r", description: "r", inputSchema: z.object({}), execute: () => "boom" });
     const h = createHarness();
     h.request("r1", "c1", { tool: thrower });
@@ -119,7 +140,15 @@ describe("CallTable settlement", () => {
       vi.advanceTimersByTime(1);
       expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "timeout", timeoutMs: 1_000 }]);
       expect(h.frames[0]?.response).toEqual({
-        result: { is_error: true, content: [{ type: "text", text: "Error: tool slow timed out after 1000 ms. It may have applied its effects: inspect state before retrying." }] },
+        result: {
+          is_error: true,
+          content: [
+            {
+              type: "text",
+              text: "Error: tool slow timed out after 1000 ms. It may have applied its effects: inspect state before retrying.",
+            },
+          ],
+        },
       });
       expect(slow.context!.signal.reason).toBeInstanceOf(ToolCallAbortError);
       expect(slow.context!.signal.reason).toMatchObject({ kind: "timeout", name: "TimeoutError" });

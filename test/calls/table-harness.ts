@@ -62,19 +62,28 @@ export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: Cl
         harness.frames.push({ requestId, response: detail as ToolCallResponseBody, epoch: link.epoch });
         return link.epoch;
       }
-      if (kind === "end") harness.settled.push({ record: record!, outcome: record!.outcome!, requestIds: record!.deliveries.map((d) => d.requestId) });
+      if (kind === "end")
+        harness.settled.push({ record: record!, outcome: record!.outcome!, requestIds: record!.deliveries.map((d) => d.requestId) });
       if (kind === "late") harness.late.push({ toolCallId: record!.key.toolCallId, outcome: detail as CallOutcome });
       if (kind === "start") harness.starts.push(requestId);
       if (kind === "progress") harness.progress.push(detail as string);
       return undefined;
     },
   });
-  harness.request = (requestId, toolCallId, options = {}) => harness.table.request(callRequest(requestId, toolCallId, { epoch: link.epoch, tool: defaultTool, ...options }));
+  harness.request = (requestId, toolCallId, options = {}) =>
+    harness.table.request(callRequest(requestId, toolCallId, { epoch: link.epoch, tool: defaultTool, ...options }));
   return harness;
 }
 
 export function callKey(toolCallId: string, input: unknown = {}, scope: RequestOptions["scope"] = {}): CallKey {
-  return { connectionId: "connection-1", agentId: "agent-1", conversationId: "conversation-1", ...scope, toolCallId, inputDigest: inputDigest(canonicalJson(input)) };
+  return {
+    connectionId: "connection-1",
+    agentId: "agent-1",
+    conversationId: "conversation-1",
+    ...scope,
+    toolCallId,
+    inputDigest: inputDigest(canonicalJson(input)),
+  };
 }
 
 export function callRequest(requestId: string, toolCallId: string, options: RequestOptions & { epoch: number }): CallRequest {
@@ -98,13 +107,18 @@ export interface DeferredTool {
   /** Runs of the callback. */
   readonly calls: number;
   /** The context of the last run (its `signal` is read only when a test reads it). */
-  readonly context: { readonly signal: AbortSignal; toolCallId: string; agentId: string; conversationId: string; progress(message: string): void } | undefined;
+  readonly context:
+    | { readonly signal: AbortSignal; toolCallId: string; agentId: string; conversationId: string; progress(message: string): void }
+    | undefined;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
 /** A tool whose every run waits until the test resolves or rejects it (all pending runs at once). */
-export function deferredTool(name = "x", options: { timeoutMs?: number; annotations?: ToolAnnotations; readsSignal?: boolean } = {}): DeferredTool {
+export function deferredTool(
+  name = "x",
+  options: { timeoutMs?: number; annotations?: ToolAnnotations; readsSignal?: boolean } = {},
+): DeferredTool {
   let calls = 0;
   let context: DeferredTool["context"];
   const pending: Array<{ resolve(value: unknown): void; reject(error: unknown): void }> = [];

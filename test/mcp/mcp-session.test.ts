@@ -23,14 +23,21 @@ describe("MCP tools in a session", () => {
         await turn.callTool("echo", { text: "small" });
       },
     });
-    const session = await sessionOn(runtime, { tools: [mcpTools({ command: process.execPath, args: [SERVER], env: { EVENT_LOG: eventLog }, name: "test" })] });
+    const session = await sessionOn(runtime, {
+      tools: [mcpTools({ command: process.execPath, args: [SERVER], env: { EVENT_LOG: eventLog }, name: "test" })],
+    });
     const outcomes: string[] = [];
     session.on("tool-call-end", (event) => outcomes.push(event.outcome));
     await session.send("echo twice").result;
     expect(outcomes).toEqual(["input-too-large", "ok"]);
     expect(runtime.calls[0]!.result!.toolReturn).toContain("over the limit of 1048576 bytes");
     expect(runtime.calls[1]!.result!.toolReturn).toBe("echo: small");
-    const pid = Number(readFileSync(eventLog, "utf8").split("\n").find((line) => line.startsWith("started "))!.split(" ")[1]);
+    const pid = Number(
+      readFileSync(eventLog, "utf8")
+        .split("\n")
+        .find((line) => line.startsWith("started "))!
+        .split(" ")[1],
+    );
     await session.close();
     expect(existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ")).toBe(false);
   });

@@ -38,7 +38,10 @@ beforeAll(async () => {
     const id = request.headers["mcp-session-id"];
     let transport = typeof id === "string" ? transports.get(id) : undefined;
     if (!transport) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sessionId) => void transports.set(sessionId, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sessionId) => void transports.set(sessionId, transport!),
+      });
       await mcpServer().connect(transport);
     }
     await transport.handleRequest(request, response);
@@ -52,7 +55,13 @@ afterAll(async () => {
   await new Promise((resolve) => http.close(resolve));
 });
 
-const context: ToolCallContext = { signal: new AbortController().signal, toolCallId: "c", agentId: "a", conversationId: "v", progress: () => undefined };
+const context: ToolCallContext = {
+  signal: new AbortController().signal,
+  toolCallId: "c",
+  agentId: "a",
+  conversationId: "v",
+  progress: () => undefined,
+};
 
 describe("mcpTools over Streamable HTTP", () => {
   it("lists the server's tools with their schema and annotations, calls them, and sends the headers given", async () => {
@@ -67,10 +76,16 @@ describe("mcpTools over Streamable HTTP", () => {
       expect(weather!.annotations).toEqual({ title: "Weather", readOnlyHint: true, openWorldHint: true });
       expect(weather!.jsonSchema).toMatchObject({
         type: "object",
-        properties: { city: { type: "string", minLength: 1, description: "City name" }, unit: { type: "string", enum: ["c", "f"], default: "c" } },
+        properties: {
+          city: { type: "string", minLength: 1, description: "City name" },
+          unit: { type: "string", enum: ["c", "f"], default: "c" },
+        },
         required: ["city"],
       });
-      expect(await weather!.execute({ city: "Oslo" }, context)).toEqual({ content: [{ type: "text", text: "sunny in Oslo (c)" }], isError: false });
+      expect(await weather!.execute({ city: "Oslo" }, context)).toEqual({
+        content: [{ type: "text", text: "sunny in Oslo (c)" }],
+        isError: false,
+      });
       // The server validates: its refusal is a tool error the model reads.
       const refused = (await weather!.execute({ city: "" }, context)) as { content: Array<{ text: string }>; isError: boolean };
       expect(refused.isError).toBe(true);
@@ -87,7 +102,9 @@ describe("mcpTools over Streamable HTTP", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    await expect(mcpTools({ url: `http://127.0.0.1:${port}/mcp`, startTimeoutMs: 5_000 }).open({ signal: new AbortController().signal })).rejects.toMatchObject({
+    await expect(
+      mcpTools({ url: `http://127.0.0.1:${port}/mcp`, startTimeoutMs: 5_000 }).open({ signal: new AbortController().signal }),
+    ).rejects.toMatchObject({
       code: "TOOL_SOURCE_FAILED",
     });
   });

@@ -23,11 +23,21 @@ afterEach(async () => {
 
 async function start(extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
   const eventLog = join(scratch, `events-${Math.random().toString(36).slice(2)}.log`);
-  const source = mcpTools({ command: process.execPath, args: [SERVER], env: { EVENT_LOG: eventLog, PAGE_SIZE: "2", ...env }, name: "test", ...extra });
+  const source = mcpTools({
+    command: process.execPath,
+    args: [SERVER],
+    env: { EVENT_LOG: eventLog, PAGE_SIZE: "2", ...env },
+    name: "test",
+    ...extra,
+  });
   const opened = await source.open({ signal: new AbortController().signal });
   open.push(opened);
   const events = () => (existsSync(eventLog) ? readFileSync(eventLog, "utf8").split("\n").filter(Boolean) : []);
-  const pid = Number(events().find((line) => line.startsWith("started "))?.split(" ")[1]);
+  const pid = Number(
+    events()
+      .find((line) => line.startsWith("started "))
+      ?.split(" ")[1],
+  );
   return { source, opened, events, pid };
 }
 
@@ -54,7 +64,15 @@ describe("mcpTools over stdio", () => {
   it("lists every page; names (sanitized), descriptions, schemas and annotations are the server's", async () => {
     const { opened } = await start();
     expect(opened.tools.map((candidate) => candidate.name)).toEqual([
-      "echo", "rich", "fails", "structured_only", "slow_delete", "crash", "add_tool", "env_dump", "dotted_name",
+      "echo",
+      "rich",
+      "fails",
+      "structured_only",
+      "slow_delete",
+      "crash",
+      "add_tool",
+      "env_dump",
+      "dotted_name",
     ]);
     const echo = tool(opened, "echo");
     expect(echo.description).toBe("Echoes the text back, with the text's length as structured content.");
@@ -73,7 +91,10 @@ describe("mcpTools over stdio", () => {
     const { opened } = await start({ prefix: "t_", callTimeoutMs: 5_000 });
     expect(opened.tools.every((candidate) => candidate.name.startsWith("t_"))).toBe(true);
     expect(tool(opened, "t_echo").timeoutMs).toBe(5_000);
-    expect(await tool(opened, "t_dotted_name").execute({}, context())).toEqual({ content: [{ type: "text", text: "dotted ok" }], isError: false });
+    expect(await tool(opened, "t_dotted_name").execute({}, context())).toEqual({
+      content: [{ type: "text", text: "dotted ok" }],
+      isError: false,
+    });
   });
 
   it("passes the input through unvalidated: the server is the validator, its refusal reaches the model", async () => {
@@ -101,7 +122,10 @@ describe("mcpTools over stdio", () => {
       content: [{ type: "text", text: JSON.stringify({ rows: 2, ok: true }, null, 2) }],
       isError: false,
     });
-    expect(await tool(opened, "fails").execute({}, context())).toEqual({ content: [{ type: "text", text: "the disk is full" }], isError: true });
+    expect(await tool(opened, "fails").execute({}, context())).toEqual({
+      content: [{ type: "text", text: "the disk is full" }],
+      isError: true,
+    });
   });
 
   it("an aborted call sends MCP's cancellation to the server", async () => {
@@ -126,7 +150,10 @@ describe("mcpTools over stdio", () => {
     await tool(opened, "add_tool").execute({}, context());
     await vi.waitFor(() => expect(changes).toBe(1));
     expect(opened.tools.map((candidate) => candidate.name)).toContain("added_1");
-    expect(await tool(opened, "added_1").execute({}, context())).toEqual({ content: [{ type: "text", text: "added_1 ran" }], isError: false });
+    expect(await tool(opened, "added_1").execute({}, context())).toEqual({
+      content: [{ type: "text", text: "added_1 ran" }],
+      isError: false,
+    });
   });
 
   it("gives the child only PATH and the variables named, none of this process's secrets", async () => {
@@ -167,9 +194,19 @@ describe("mcpTools over stdio", () => {
 
   it("close() ends a server started through a wrapper too (the whole process group)", async () => {
     const eventLog = join(scratch, "wrapped.log");
-    const source = mcpTools({ command: "/bin/sh", args: ["-c", `"${process.execPath}" "${SERVER}"; exit $?`], env: { EVENT_LOG: eventLog }, name: "wrapped" });
+    const source = mcpTools({
+      command: "/bin/sh",
+      args: ["-c", `"${process.execPath}" "${SERVER}"; exit $?`],
+      env: { EVENT_LOG: eventLog },
+      name: "wrapped",
+    });
     const opened = await source.open({ signal: new AbortController().signal });
-    const pid = Number(readFileSync(eventLog, "utf8").split("\n").find((line) => line.startsWith("started "))!.split(" ")[1]);
+    const pid = Number(
+      readFileSync(eventLog, "utf8")
+        .split("\n")
+        .find((line) => line.startsWith("started "))!
+        .split(" ")[1],
+    );
     expect(alive(pid)).toBe(true);
     await opened.close();
     await vi.waitFor(() => expect(alive(pid)).toBe(false));
@@ -184,7 +221,11 @@ describe("mcpTools over stdio", () => {
   });
 
   it("a server that exits before initialize fails to open, with its stderr in the message", async () => {
-    const source = mcpTools({ command: process.execPath, args: ["-e", "process.stderr.write('bad config: no root given'); process.exit(2)"], name: "broken" });
+    const source = mcpTools({
+      command: process.execPath,
+      args: ["-e", "process.stderr.write('bad config: no root given'); process.exit(2)"],
+      name: "broken",
+    });
     const error = await source.open({ signal: new AbortController().signal }).catch((caught: unknown) => caught);
     expect(isToolrelayError(error, "TOOL_SOURCE_FAILED")).toBe(true);
     expect((error as Error).message).toContain("bad config: no root given");
@@ -205,12 +246,16 @@ describe("mcpTools over stdio", () => {
       [{ command: "x", filter: "echo" }, "filter must be a function"],
     ];
     for (const [options, message] of bad) {
-      expect(() => mcpTools(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining(message) }));
+      expect(() => mcpTools(options as never), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining(message) }),
+      );
     }
   });
 
   it("filter leaves tools out", async () => {
-    const { opened } = await start({ filter: (candidate: { annotations?: { readOnlyHint?: boolean } }) => candidate.annotations?.readOnlyHint === true });
+    const { opened } = await start({
+      filter: (candidate: { annotations?: { readOnlyHint?: boolean } }) => candidate.annotations?.readOnlyHint === true,
+    });
     expect(opened.tools.map((candidate) => candidate.name)).toEqual(["echo"]);
   });
 });

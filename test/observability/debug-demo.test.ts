@@ -54,7 +54,10 @@ describe("DEBUG=toolrelay* on the demo", () => {
       "toolrelay:link link state state=closed",
     ];
     const positions = order.map((text) => lines.findIndex((line) => line.includes(text)));
-    expect(positions.every((position) => position >= 0), `every step on stderr:\n${stderr}`).toBe(true);
+    expect(
+      positions.every((position) => position >= 0),
+      `every step on stderr:\n${stderr}`,
+    ).toBe(true);
     expect([...positions].sort((left, right) => left - right)).toEqual(positions);
     expect(lines.find((line) => line.includes("tool call end"))).toMatch(/outcome=ok durationMs=\d+/);
     expect(stderr).not.toContain(CANARY);

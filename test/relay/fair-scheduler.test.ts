@@ -36,11 +36,7 @@ describe("FairScheduler", () => {
     scheduler.wake("victim", source("victim", 2, log));
     const turns: string[][] = [];
     while (turn()) turns.push(log.splice(0));
-    expect(turns.slice(0, 3)).toEqual([
-      ["flood-1", "victim"],
-      ["flood-2", "victim"],
-      ["flood-3"],
-    ]);
+    expect(turns.slice(0, 3)).toEqual([["flood-1", "victim"], ["flood-2", "victim"], ["flood-3"]]);
     expect(turns.flat().filter((name) => name.startsWith("flood"))).toHaveLength(18);
     expect(turns).toHaveLength(18);
     expect(scheduler.pending).toBe(0);
@@ -72,7 +68,11 @@ describe("FairScheduler", () => {
     const errors: unknown[] = [];
     const queued: Array<() => void> = [];
     const scheduler = new FairScheduler({ defer: (callback) => void queued.push(callback), onError: (error) => errors.push(error) });
-    scheduler.wake("bad", { runSlice: () => { throw new Error("boom"); } });
+    scheduler.wake("bad", {
+      runSlice: () => {
+        throw new Error("boom");
+      },
+    });
     scheduler.wake("good", source("good", 2, log));
     while (queued.length > 0) queued.shift()!();
     expect(errors).toHaveLength(1);

@@ -41,7 +41,7 @@ describe("FrameScanner", () => {
     const objects = fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
     fc.assert(
       fc.property(objects, fc.integer({ min: 1, max: 64 }), (object, budget) => {
-        const data = Buffer.from(JSON.stringify({ type: "x", ...object, tail: "a\\\"b".repeat(50) }));
+        const data = Buffer.from(JSON.stringify({ type: "x", ...object, tail: 'a\\"b'.repeat(50) }));
         const scanner = new FrameScanner(data);
         let steps = 0;
         while (!scanner.done) {

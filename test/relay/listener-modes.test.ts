@@ -43,7 +43,12 @@ describe("registration", () => {
 
   it("refuses malformed bodies with 400", async () => {
     await fixture.start();
-    for (const body of [{}, { deviceId: "", connectionName: "x" }, { deviceId: "d", connectionName: 5 }, { deviceId: "d", connectionName: "x", metadata: [] }]) {
+    for (const body of [
+      {},
+      { deviceId: "", connectionName: "x" },
+      { deviceId: "d", connectionName: 5 },
+      { deviceId: "d", connectionName: "x", metadata: [] },
+    ]) {
       const { status } = await registerListener(fixture.relay.httpUrl, TEST_KEY, body);
       expect(status).toBe(400);
     }

@@ -12,7 +12,14 @@ const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
 const tools = [{ tools: [{ name: "echo", description: "echo", parameters: { type: "object" } }] }];
 
 function toolRequest(requestId: string, scope: typeof runtime | null = runtime): JsonFrame {
-  return { type: "external_tool_call_request", request_id: requestId, ...(scope ? { runtime: scope } : {}), tool_call_id: "tc-1", tool_name: "echo", input: { text: "hi" } };
+  return {
+    type: "external_tool_call_request",
+    request_id: requestId,
+    ...(scope ? { runtime: scope } : {}),
+    tool_call_id: "tc-1",
+    tool_name: "echo",
+    input: { text: "hi" },
+  };
 }
 
 function toolResponse(requestId: string, text = "ok"): JsonFrame {
@@ -36,7 +43,12 @@ function nextOnSocket(socket: WebSocket, type: string, timeoutMs = 5_000): Promi
 
 async function registerTools(sdk: RawStatusClient, listener: FakeListener, requestId: string, scope?: typeof runtime): Promise<void> {
   const from = listener.logs.control.frames.length;
-  sdk.send({ type: "runtime_start", request_id: requestId, ...(scope ? { agent_id: scope.agent_id, conversation_id: scope.conversation_id } : {}), external_tools: tools });
+  sdk.send({
+    type: "runtime_start",
+    request_id: requestId,
+    ...(scope ? { agent_id: scope.agent_id, conversation_id: scope.conversation_id } : {}),
+    external_tools: tools,
+  });
   await listener.logs.control.waitForType("runtime_start", { from, where: (frame) => frame.request_id === requestId });
 }
 
@@ -226,7 +238,11 @@ describe("outstanding tool calls", () => {
     const failed = fixture.nextEvent("tool-call-failed");
     listener.sendControl(toolRequest("external-tool-14", null));
     const response = await listener.logs.control.waitForType("external_tool_call_response");
-    expect(response).toEqual({ type: "external_tool_call_response", request_id: "external-tool-14", error: expect.stringContaining("names no runtime") });
+    expect(response).toEqual({
+      type: "external_tool_call_response",
+      request_id: "external-tool-14",
+      error: expect.stringContaining("names no runtime"),
+    });
     expect((await failed)[0]).toMatchObject({ connectionId, requestId: "external-tool-14" });
     await sdk.flush("control");
     expect(sdk.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
@@ -241,7 +257,10 @@ describe("outstanding tool calls", () => {
     const failed = fixture.nextEvent("tool-call-failed");
     listener.sendControl(toolRequest("external-tool-18"));
     const response = await listener.logs.control.waitForType("external_tool_call_response");
-    expect(response).toMatchObject({ request_id: "external-tool-18", error: expect.stringContaining("no SDK session attached to this call's runtime within 150 ms") });
+    expect(response).toMatchObject({
+      request_id: "external-tool-18",
+      error: expect.stringContaining("no SDK session attached to this call's runtime within 150 ms"),
+    });
     expect((await failed)[0].requestId).toBe("external-tool-18");
     expect(stranger.logs.control.ofType("external_tool_call_request")).toHaveLength(0);
     expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual([]);

@@ -13,7 +13,10 @@ afterEach(() => fixture.cleanup());
 type Header = [string, string];
 
 /** Sends a raw HTTP request (exact headers, duplicates allowed); resolves with status and body. */
-function rawRequest(port: number, lines: { method: string; path: string; headers: Header[]; body?: string }): Promise<{ status: number; text: string }> {
+function rawRequest(
+  port: number,
+  lines: { method: string; path: string; headers: Header[]; body?: string },
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -70,7 +73,11 @@ describe("auth matrix", () => {
     await fixture.start();
     const listener = await fixture.listener();
     const path = `/v1/environments/${listener.answer.connectionId}/status/ws?channel=control&agentId=a${query}`;
-    const { status, text } = await rawRequest(fixture.relay.port, { method: "GET", path, headers: [...upgradeHeaders(fixture.relay.port), ...headers] });
+    const { status, text } = await rawRequest(fixture.relay.port, {
+      method: "GET",
+      path,
+      headers: [...upgradeHeaders(fixture.relay.port), ...headers],
+    });
     expect(status).toBe(expected);
     expect(text).not.toContain(TEST_KEY);
   });
@@ -84,7 +91,11 @@ describe("auth matrix", () => {
     await fixture.start();
     const listener = await fixture.listener();
     const path = `/v1/environments/${listener.answer.connectionId}/listener/ws?deviceId=${listener.deviceId}&channel=control&connectionGeneration=g&connectionAttempt=7`;
-    const { status } = await rawRequest(fixture.relay.port, { method: "GET", path, headers: [...upgradeHeaders(fixture.relay.port), ...headers] });
+    const { status } = await rawRequest(fixture.relay.port, {
+      method: "GET",
+      path,
+      headers: [...upgradeHeaders(fixture.relay.port), ...headers],
+    });
     expect(status).toBe(expected);
   });
 
@@ -121,7 +132,12 @@ describe("auth matrix", () => {
     await fixture.start({ maxBodyBytes: 1024 });
     const port = fixture.relay.port;
     const body = JSON.stringify({ deviceId: "d", connectionName: "n", metadata: { pad: "x".repeat(4096) } });
-    const { status } = await rawRequest(port, { method: "POST", path: "/v1/environments/register", headers: [["Host", `127.0.0.1:${port}`], bearer(TEST_KEY)], body });
+    const { status } = await rawRequest(port, {
+      method: "POST",
+      path: "/v1/environments/register",
+      headers: [["Host", `127.0.0.1:${port}`], bearer(TEST_KEY)],
+      body,
+    });
     expect(status).toBe(413);
   });
 
@@ -130,17 +146,26 @@ describe("auth matrix", () => {
     const listener = await fixture.listener();
     const port = fixture.relay.port;
     const sdkPath = `/v1/environments/${listener.answer.connectionId}/status/ws?channel=control&agentId=a`;
-    expect((await rawRequest(port, { method: "GET", path: `${sdkPath}&token=${TEST_KEY}`, headers: upgradeHeaders(port) })).status).toBe(101);
+    expect((await rawRequest(port, { method: "GET", path: `${sdkPath}&token=${TEST_KEY}`, headers: upgradeHeaders(port) })).status).toBe(
+      101,
+    );
     expect((await rawRequest(port, { method: "GET", path: `${sdkPath}&token=wrong`, headers: upgradeHeaders(port) })).status).toBe(401);
     const listenerPath = `/v1/environments/${listener.answer.connectionId}/listener/ws?channel=control&connectionGeneration=g&connectionAttempt=1`;
-    expect((await rawRequest(port, { method: "GET", path: `${listenerPath}&token=${TEST_KEY}`, headers: upgradeHeaders(port) })).status).toBe(401);
+    expect(
+      (await rawRequest(port, { method: "GET", path: `${listenerPath}&token=${TEST_KEY}`, headers: upgradeHeaders(port) })).status,
+    ).toBe(401);
   });
 
   it("without keys on loopback, accepts requests without credentials", async () => {
     await fixture.start({ apiKeys: [] });
     const port = fixture.relay.port;
     const body = JSON.stringify({ deviceId: "d", connectionName: "n" });
-    const { status } = await rawRequest(port, { method: "POST", path: "/v1/environments/register", headers: [["Host", `127.0.0.1:${port}`]], body });
+    const { status } = await rawRequest(port, {
+      method: "POST",
+      path: "/v1/environments/register",
+      headers: [["Host", `127.0.0.1:${port}`]],
+      body,
+    });
     expect(status).toBe(200);
   });
 });
@@ -168,7 +193,11 @@ describe("bind and secrets", () => {
     const host: Header = ["Host", `127.0.0.1:${port}`];
     await rawRequest(port, { method: "POST", path: "/v1/environments/register", headers: [host, bearer(`${canary}-wrong`)], body: "{}" });
     await rawRequest(port, { method: "GET", path: `/v1/environments?token=${canary}`, headers: [host] });
-    await rawRequest(port, { method: "GET", path: `/v1/environments/x/status/ws?channel=control&agentId=a&token=${canary}`, headers: upgradeHeaders(port) });
+    await rawRequest(port, {
+      method: "GET",
+      path: `/v1/environments/x/status/ws?channel=control&agentId=a&token=${canary}`,
+      headers: upgradeHeaders(port),
+    });
     const body = JSON.stringify({ deviceId: "d", connectionName: "n" });
     const registered = await rawRequest(port, { method: "POST", path: "/v1/environments/register", headers: [host, bearer(canary)], body });
     expect(registered.status).toBe(200);
@@ -181,7 +210,15 @@ describe("bind and secrets", () => {
 describe("helpers", () => {
   it("finds a key's tenant by digest, and knows a relay without keys", () => {
     const limits = { environment: 1, session: 1, outstandingCall: 1, sandbox: 1, unackedBytes: 1024 };
-    const directory = new TenantDirectory(new Map([["alpha", "team-a"], ["beta", "team-b"], ["gamma", "team-a"]]), limits, silentRelayLogger);
+    const directory = new TenantDirectory(
+      new Map([
+        ["alpha", "team-a"],
+        ["beta", "team-b"],
+        ["gamma", "team-a"],
+      ]),
+      limits,
+      silentRelayLogger,
+    );
     expect(directory.requiresKeys).toBe(true);
     expect(directory.match("beta")?.tenant.name).toBe("team-b");
     expect(directory.match("gamma")?.tenant).toBe(directory.match("alpha")?.tenant);

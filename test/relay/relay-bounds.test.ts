@@ -69,7 +69,8 @@ describe("connection bounds", () => {
     await refused.whenClosed;
     expect(refused.received()).toMatch(/^HTTP\/1\.1 503 .*connection limit/s);
     expect(fixture.relay.stats().connections).toMatchObject({ refusedTotal: 1, open: 6, handshaking: 0 });
-    for (const socket of [first.control, first.stream, second.control, second.stream, listener.control, listener.stream]) expect(socket?.readyState).toBe(WebSocket.OPEN);
+    for (const socket of [first.control, first.stream, second.control, second.stream, listener.control, listener.stream])
+      expect(socket?.readyState).toBe(WebSocket.OPEN);
   });
 });
 
@@ -92,7 +93,9 @@ describe("tenant bounds", () => {
     const first = await fixture.sdk(connectionId, { sessionId: "s-1" });
     await fixture.sdk(connectionId, { sessionId: "s-2" });
     await expect(fixture.sdk(connectionId, { sessionId: "s-3" })).rejects.toMatchObject({ status: 429 });
-    const resumed = new WebSocket(fixture.relay.statusUrl(connectionId, { channel: "control", sessionId: "s-1" }), { headers: { authorization: `Bearer ${TEST_KEY}` } });
+    const resumed = new WebSocket(fixture.relay.statusUrl(connectionId, { channel: "control", sessionId: "s-1" }), {
+      headers: { authorization: `Bearer ${TEST_KEY}` },
+    });
     resumed.on("error", () => {});
     await waitForOpen(resumed); // a socket for an existing session is not a new session
     resumed.terminate();
@@ -108,16 +111,33 @@ describe("listener bounds", () => {
     const listener = await fixture.listener();
     const { connectionId } = listener.answer;
     const sdk = await fixture.sdk(connectionId, { sessionId: "queue", agentId: "agent-1", conversationId: "conv-1" });
-    sdk.send({ type: "runtime_start", request_id: "start", ...runtime, external_tools: [{ tools: [{ name: "t", description: "t", parameters: {} }] }] });
+    sdk.send({
+      type: "runtime_start",
+      request_id: "start",
+      ...runtime,
+      external_tools: [{ tools: [{ name: "t", description: "t", parameters: {} }] }],
+    });
     await listener.logs.control.waitForType("runtime_start");
-    listener.sendControl({ type: "external_tool_call_request", request_id: "external-tool-q", runtime, tool_call_id: "c", tool_name: "t", input: {} });
+    listener.sendControl({
+      type: "external_tool_call_request",
+      request_id: "external-tool-q",
+      runtime,
+      tool_call_id: "c",
+      tool_name: "t",
+      input: {},
+    });
     await sdk.waitFor("external_tool_call_request");
     fixture.relay.closeListener(connectionId, 1012);
     await fixture.waitFor(() => fixture.relay.environment(connectionId)?.listenerConnected === false, "listener away");
     sdk.send({ type: "sync", runtime, request_id: "q-1" });
     sdk.send({ type: "sync", runtime, request_id: "q-2" });
     sdk.send({ type: "sync", runtime, request_id: "q-3" });
-    sdk.send({ type: "input", runtime, request_id: "q-big", payload: { kind: "create_message", messages: [{ role: "user", content: "x".repeat(5_000) }] } });
+    sdk.send({
+      type: "input",
+      runtime,
+      request_id: "q-big",
+      payload: { kind: "create_message", messages: [{ role: "user", content: "x".repeat(5_000) }] },
+    });
     sdk.send({ type: "external_tool_call_response", request_id: "external-tool-q", result: { content: [{ type: "text", text: "kept" }] } });
     const third = await sdk.waitFor("sync_response", { where: (frame) => frame.request_id === "q-3" });
     expect(third).toMatchObject({ success: false, error: expect.stringContaining("queue is full") });
@@ -127,7 +147,12 @@ describe("listener bounds", () => {
     const from = listener.logs.control.frames.length;
     await listener.connect();
     await listener.logs.control.waitForType("external_tool_call_response", { from });
-    expect(listener.logs.control.frames.slice(from).map((frame) => frame.request_id ?? frame.type)).toEqual(["listener_ready", "q-1", "q-2", "external-tool-q"]);
+    expect(listener.logs.control.frames.slice(from).map((frame) => frame.request_id ?? frame.type)).toEqual([
+      "listener_ready",
+      "q-1",
+      "q-2",
+      "external-tool-q",
+    ]);
   });
 
   it("maxListenerBufferedBytes: a listener that stops reading holds the SDK sockets back (TCP), and every command still arrives in order", async () => {
@@ -144,16 +169,29 @@ describe("listener bounds", () => {
     const received: JsonFrame[] = [];
     listener.on("message", (data) => received.push(JSON.parse(data.toString()) as JsonFrame));
     await waitForOpen(listener);
-    const sdk = await RawStatusClient.connect({ url: fixture.relay.url, connectionId, apiKey: TEST_KEY, sessionId: "fast", agentId: "agent-1", conversationId: "conv-1" });
+    const sdk = await RawStatusClient.connect({
+      url: fixture.relay.url,
+      connectionId,
+      apiKey: TEST_KEY,
+      sessionId: "fast",
+      agentId: "agent-1",
+      conversationId: "conv-1",
+    });
     tcp.pause();
     const pad = "p".repeat(32 * 1024);
     const total = 400;
     for (let index = 0; index < total; index++) sdk.send({ type: "sync", runtime, request_id: `s-${index}`, pad });
-    await fixture.waitFor(() => fixture.relay.environment(connectionId)?.listenerCongested === true, "the relay to notice the congestion", 10_000);
+    await fixture.waitFor(
+      () => fixture.relay.environment(connectionId)?.listenerCongested === true,
+      "the relay to notice the congestion",
+      10_000,
+    );
     await fixture.waitFor(() => sdk.control.bufferedAmount > 0, "backpressure to reach the SDK client", 10_000);
     tcp.resume();
     await fixture.waitFor(() => received.filter((frame) => frame.type === "sync").length === total, "every command", 20_000);
-    expect(received.filter((frame) => frame.type === "sync").map((frame) => frame.request_id)).toEqual(Array.from({ length: total }, (_, index) => `s-${index}`));
+    expect(received.filter((frame) => frame.type === "sync").map((frame) => frame.request_id)).toEqual(
+      Array.from({ length: total }, (_, index) => `s-${index}`),
+    );
     expect(fixture.relay.environment(connectionId)?.listenerCongested).toBe(false);
     sdk.terminate();
     listener.terminate();

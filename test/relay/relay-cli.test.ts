@@ -35,7 +35,12 @@ function runCli(args: string[]): { child: ChildProcess; stdout: string[]; stderr
 }
 
 function waitForOutput(lines: string[], pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
-  return until(() => pattern.exec(lines.join("")), () => `${pattern} in the output: ${lines.join("")}`, timeoutMs, 20);
+  return until(
+    () => pattern.exec(lines.join("")),
+    () => `${pattern} in the output: ${lines.join("")}`,
+    timeoutMs,
+    20,
+  );
 }
 
 /** Resolves with `promise`'s value, or rejects after `ms`; the timer is cleared either way. */
@@ -61,8 +66,24 @@ describe("relay CLI", () => {
     folders.push(folder);
     const file = join(folder, "keys");
     writeFileSync(file, "# keys\nfile-key-1\n\n  file-key-2  \n");
-    const options = parseRelayCliArguments(["--api-key", "a", "--api-key", "b", "--api-keys-file", file, "--listener-mode", "single", "--port", "8123"]);
-    expect(options).toMatchObject({ apiKeys: ["a", "b", "file-key-1", "file-key-2"], listenerMode: "single", port: 8123, host: "127.0.0.1" });
+    const options = parseRelayCliArguments([
+      "--api-key",
+      "a",
+      "--api-key",
+      "b",
+      "--api-keys-file",
+      file,
+      "--listener-mode",
+      "single",
+      "--port",
+      "8123",
+    ]);
+    expect(options).toMatchObject({
+      apiKeys: ["a", "b", "file-key-1", "file-key-2"],
+      listenerMode: "single",
+      port: 8123,
+      host: "127.0.0.1",
+    });
     expect(parseRelayCliArguments(["--help"])).toBeUndefined();
     expect(() => parseRelayCliArguments(["--listener-mode", "double"])).toThrow(RelayCliUsageError);
     expect(() => parseRelayCliArguments(["--port", "70000"])).toThrow(RelayCliUsageError);
@@ -74,7 +95,15 @@ describe("relay CLI", () => {
     folders.push(folder);
     const file = join(folder, "keys");
     writeFileSync(file, "# team a\nteam-a key-a1\nteam-a   key-a2\nsolo-key\nteam-b key-b\n");
-    const options = parseRelayCliArguments(["--api-keys-file", file, "--max-unacked-bytes", "1048576", "--handshake-timeout-ms", "2000", "--no-json-pongs"]);
+    const options = parseRelayCliArguments([
+      "--api-keys-file",
+      file,
+      "--max-unacked-bytes",
+      "1048576",
+      "--handshake-timeout-ms",
+      "2000",
+      "--no-json-pongs",
+    ]);
     expect(options).toMatchObject({
       apiKeys: ["solo-key"],
       tenants: { "team-a": ["key-a1", "key-a2"], "team-b": ["key-b"] },

@@ -32,7 +32,11 @@ describe("stampSeq", () => {
 
 describe("RelayFrame", () => {
   it("reads type, request id and runtime", () => {
-    expect(frame({ type: "input_accepted", request_id: "r1" })).toMatchObject({ type: "input_accepted", requestId: "r1", runtimeKey: undefined });
+    expect(frame({ type: "input_accepted", request_id: "r1" })).toMatchObject({
+      type: "input_accepted",
+      requestId: "r1",
+      runtimeKey: undefined,
+    });
     expect(frame({ type: "stream_delta", runtime: { agent_id: "a", conversation_id: "c" } }).runtimeKey).toBe(runtimeKeyOf("a", "c"));
     expect(frame({ type: "sync", runtime: { agent_id: "a" } }).runtimeKey).toBe(runtimeKeyOf("a", "default"));
     expect(frame({ type: "x", agent_id: "a", conversation_id: "c" }).runtimeKey).toBe(runtimeKeyOf("a", "c"));

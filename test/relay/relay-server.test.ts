@@ -76,7 +76,9 @@ describe("relay server", () => {
   it("rejects unsendable close codes from the library API", async () => {
     await fixture.start();
     const listener = await fixture.listener();
-    expect(() => fixture.relay.closeListener(listener.answer.connectionId, 1005)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => fixture.relay.closeListener(listener.answer.connectionId, 1005)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
     expect(() => fixture.relay.dropSdkSockets(undefined, { code: 999 })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
   });
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { runtimeKeyOf } from "../../src/relay/relay-frame.js";
-import { admitsRuntime, bindingFromUrl, bindRuntime, boundTo, mergeBinding, OPEN_BINDING, refuseStart } from "../../src/relay/runtime-binding.js";
+import {
+  admitsRuntime,
+  bindingFromUrl,
+  bindRuntime,
+  boundTo,
+  mergeBinding,
+  OPEN_BINDING,
+  refuseStart,
+} from "../../src/relay/runtime-binding.js";
 
 const agentOnly = bindingFromUrl("agent-a", undefined);
 const bound = bindingFromUrl("agent-a", "conv-1");

@@ -28,7 +28,12 @@ afterEach(async () => {
 afterAll(() => probe.remove());
 
 async function relayWith(options: Partial<RelayOptions> = {}, sandbox: Parameters<SandboxProbe["options"]>[0] = {}): Promise<Relay> {
-  const relay = await startRelay({ tenants: { a: [KEY_A, KEY_A2], b: [KEY_B] }, enableTestHooks: true, sandbox: probe.options(sandbox), ...options });
+  const relay = await startRelay({
+    tenants: { a: [KEY_A, KEY_A2], b: [KEY_B] },
+    enableTestHooks: true,
+    sandbox: probe.options(sandbox),
+    ...options,
+  });
   relays.push(relay);
   return relay;
 }
@@ -51,7 +56,13 @@ describe("sandbox routes", () => {
     const relay = await startRelay({ apiKeys: [KEY_A] });
     relays.push(relay);
     const call = api(relay, KEY_A);
-    for (const [method, path] of [["POST", "/v1/sandboxes"], ["POST", "/v1/agents/a-1/sandboxes"], ["POST", "/v1/sandboxes/s/refresh"], ["POST", "/v1/sandboxes/s/terminate"], ["DELETE", "/v1/agents/a-1/sandboxes"]] as const) {
+    for (const [method, path] of [
+      ["POST", "/v1/sandboxes"],
+      ["POST", "/v1/agents/a-1/sandboxes"],
+      ["POST", "/v1/sandboxes/s/refresh"],
+      ["POST", "/v1/sandboxes/s/terminate"],
+      ["DELETE", "/v1/agents/a-1/sandboxes"],
+    ] as const) {
       const answer = await call(method, path, method === "POST" ? {} : undefined);
       expect(answer.status).toBe(501);
       expect(answer.text).toContain("--sandbox-command");
@@ -61,7 +72,11 @@ describe("sandbox routes", () => {
   it.each([
     ["a short commit", { githubRepositories: [{ owner: "letta-ai", repo: "letta-code", commit: "abc123" }] }, "40-hex"],
     ["an owner with a slash", { githubRepositories: [{ owner: "a/b", repo: "r", commit }] }, "githubRepositories"],
-    ["eleven repositories", { githubRepositories: Array.from({ length: 11 }, (_, index) => ({ owner: "o", repo: `r${index}`, commit })) }, "at most 10"],
+    [
+      "eleven repositories",
+      { githubRepositories: Array.from({ length: 11 }, (_, index) => ({ owner: "o", repo: `r${index}`, commit })) },
+      "at most 10",
+    ],
     ["an unknown sandbox class", { sandboxClass: "gpu" }, "sandboxClass"],
     ["a conversation without an agent", { conversationId: "conv-1" }, "needs agentId"],
     ["an empty agent id", { agentId: "" }, "agentId"],
@@ -77,9 +92,20 @@ describe("sandbox routes", () => {
     const relay = await relayWith();
     const call = api(relay, KEY_A);
     const repositories = [{ owner: "letta-ai", repo: "letta-code", commit }];
-    const first = await call("POST", "/v1/agents/agent-1/sandboxes", { conversationId: "conv-1", githubRepositories: repositories, sandboxClass: "container" });
+    const first = await call("POST", "/v1/agents/agent-1/sandboxes", {
+      conversationId: "conv-1",
+      githubRepositories: repositories,
+      sandboxClass: "container",
+    });
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ sandboxId: expect.stringMatching(/^sandbox-/), deviceId: expect.stringMatching(/^sandbox-device-/), connectionName: expect.any(String), agentId: "agent-1", conversationId: "conv-1", resumed: false });
+    expect(first.json).toMatchObject({
+      sandboxId: expect.stringMatching(/^sandbox-/),
+      deviceId: expect.stringMatching(/^sandbox-device-/),
+      connectionName: expect.any(String),
+      agentId: "agent-1",
+      conversationId: "conv-1",
+      resumed: false,
+    });
     const again = await call("POST", "/v1/sandboxes", { agentId: "agent-1", conversationId: "conv-1" });
     expect(again.json).toMatchObject({ sandboxId: (first.json as { sandboxId: string }).sandboxId, resumed: true });
     const otherConversation = await call("POST", "/v1/agents/agent-1/sandboxes", { conversationId: "conv-2" });
@@ -87,7 +113,10 @@ describe("sandbox routes", () => {
     const ids = new Set([first, otherConversation, ...agentLess].map((answer) => (answer.json as { sandboxId: string }).sandboxId));
     expect(ids.size).toBe(4);
     expect(relay.sandboxes()).toHaveLength(4);
-    expect(relay.sandboxes().find((entry) => entry.conversationId === "conv-1")).toMatchObject({ sandboxClass: "container", githubRepositories: repositories });
+    expect(relay.sandboxes().find((entry) => entry.conversationId === "conv-1")).toMatchObject({
+      sandboxClass: "container",
+      githubRepositories: repositories,
+    });
     expect(relay.stats().tenants.find((entry) => entry.tenant === "a")).toMatchObject({ sandboxes: 4 });
   });
 
@@ -95,7 +124,8 @@ describe("sandbox routes", () => {
     const relay = await relayWith();
     const call = api(relay, KEY_A);
     const { sandboxId } = (await call("POST", "/v1/sandboxes", {})).json as { sandboxId: string };
-    for (const ttlMinutes of [0, 61, 1.5, "5"]) expect((await call("POST", `/v1/sandboxes/${sandboxId}/refresh`, { ttlMinutes })).status).toBe(400);
+    for (const ttlMinutes of [0, 61, 1.5, "5"])
+      expect((await call("POST", `/v1/sandboxes/${sandboxId}/refresh`, { ttlMinutes })).status).toBe(400);
     const refreshed = await call("POST", `/v1/sandboxes/${sandboxId}/refresh`, { ttlMinutes: 60 });
     expect(refreshed.json).toMatchObject({ success: true, sandboxId });
     expect(Date.parse((refreshed.json as { expiresAt: string }).expiresAt) - Date.now()).toBeGreaterThan(59 * 60_000);
@@ -107,7 +137,10 @@ describe("sandbox routes", () => {
     const relay = await relayWith();
     const call = api(relay, KEY_A);
     const { sandboxId } = (await call("POST", "/v1/agents/agent-9/sandboxes", {})).json as { sandboxId: string };
-    expect((await call("POST", "/v1/agents/agent-9/sandboxes/refresh", { ttlMinutes: 2 })).json).toMatchObject({ success: true, sandboxId });
+    expect((await call("POST", "/v1/agents/agent-9/sandboxes/refresh", { ttlMinutes: 2 })).json).toMatchObject({
+      success: true,
+      sandboxId,
+    });
     expect((await call("POST", "/v1/agents/agent-8/sandboxes/refresh", {})).status).toBe(404);
     expect((await call("DELETE", "/v1/agents/agent-9/sandboxes")).json).toMatchObject({ success: true, sandboxId });
     expect((await call("DELETE", "/v1/agents/agent-9/sandboxes")).status).toBe(404);
@@ -149,7 +182,9 @@ describe("sandbox lifecycle", () => {
     const reaped: Array<{ reason: string; code: number | null }> = [];
     relay.on("sandbox-reaped", (event) => reaped.push({ reason: event.reason, code: event.exit.code }));
     const call = api(relay, KEY_A);
-    const ids = await Promise.all([0, 1, 2].map(async () => ((await call("POST", "/v1/sandboxes", {})).json as { sandboxId: string }).sandboxId));
+    const ids = await Promise.all(
+      [0, 1, 2].map(async () => ((await call("POST", "/v1/sandboxes", {})).json as { sandboxId: string }).sandboxId),
+    );
     for (const id of ids) await report(relay, KEY_A, id);
     const infos = relay.sandboxes();
     expect((await call("POST", `/v1/sandboxes/${ids[0]}/terminate`, {})).json).toEqual({ success: true, sandboxId: ids[0] });
@@ -174,7 +209,15 @@ describe("what a sandbox gets", () => {
       const seen = await report(relay, KEY_A, sandboxId!);
       const [info] = relay.sandboxes();
       expect(Object.keys(seen.env).sort()).toEqual(
-        ["HOME", "IGNORE_SELF_HOSTED_LISTENER_ERROR", "LETTA_API_KEY", "LETTA_BASE_URL", "LETTA_LISTENER_DEVICE_ID", "PROBE_CONFIGURED", "TMPDIR"].sort(),
+        [
+          "HOME",
+          "IGNORE_SELF_HOSTED_LISTENER_ERROR",
+          "LETTA_API_KEY",
+          "LETTA_BASE_URL",
+          "LETTA_LISTENER_DEVICE_ID",
+          "PROBE_CONFIGURED",
+          "TMPDIR",
+        ].sort(),
       );
       expect(seen.env).toMatchObject({
         PROBE_CONFIGURED: "yes",
@@ -207,9 +250,18 @@ describe("what a sandbox gets", () => {
 
   it("refuses configuration it cannot honour: a relative or missing command, an env the relay sets, a bad isolation", async () => {
     const bad = (sandbox: Parameters<SandboxProbe["options"]>[0]) => startRelay({ apiKeys: [KEY_A], sandbox: probe.options(sandbox) });
-    await expect(bad({ command: "node" })).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringContaining("absolute path") });
-    await expect(bad({ command: "/nonexistent/letta" })).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringContaining("not an executable") });
-    await expect(bad({ env: { HOME: "/root" } })).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringContaining("set by the relay") });
+    await expect(bad({ command: "node" })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+      message: expect.stringContaining("absolute path"),
+    });
+    await expect(bad({ command: "/nonexistent/letta" })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+      message: expect.stringContaining("not an executable"),
+    });
+    await expect(bad({ env: { HOME: "/root" } })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+      message: expect.stringContaining("set by the relay"),
+    });
     await expect(bad({ env: { "bad name": "x" } })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
     await expect(bad({ isolation: "chroot" as never })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
     await expect(bad({ readOnlyPaths: ["relative/path"] })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
@@ -251,7 +303,13 @@ describe("sandboxes and tenants", () => {
     expect(relay.environments()).toEqual([expect.objectContaining({ deviceId, tenant: "a", sandboxId })]);
     const connectionId = (registered.json as { connectionId: string }).connectionId;
     const sdk = await httpJson(`${relay.httpUrl}/v1/environments/${connectionId}/status/ws?channel=control`, {
-      headers: { authorization: `Bearer ${sandboxKey}`, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
+      headers: {
+        authorization: `Bearer ${sandboxKey}`,
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
     });
     expect(sdk.status).toBe(403);
     // Terminating the sandbox removes its environment and revokes its key.

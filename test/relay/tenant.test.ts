@@ -17,15 +17,26 @@ function holder(bytes: number, onCut: () => void): UnackedHolder & { bytes: numb
 
 describe("tenants from options", () => {
   it("one key is one tenant; tenants group keys; a key in two tenants is refused", () => {
-    expect(buildKeyTenants({ apiKeys: ["a", "b"] })).toEqual(new Map([["a", "key-1"], ["b", "key-2"]]));
+    expect(buildKeyTenants({ apiKeys: ["a", "b"] })).toEqual(
+      new Map([
+        ["a", "key-1"],
+        ["b", "key-2"],
+      ]),
+    );
     expect(buildKeyTenants({ apiKeys: ["a", "c"], tenants: { team: ["a", "b"] } })).toEqual(
-      new Map([["a", "team"], ["b", "team"], ["c", "key-2"]]),
+      new Map([
+        ["a", "team"],
+        ["b", "team"],
+        ["c", "key-2"],
+      ]),
     );
     expect(() => buildKeyTenants({ tenants: { one: ["k"], two: ["k"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
     expect(() => buildKeyTenants({ tenants: { "bad name": ["k"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
     expect(() => buildKeyTenants({ tenants: { empty: [] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
     expect(() => buildKeyTenants({ tenants: { t: ["with space"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => buildKeyTenants({ apiKeys: ["x"], tenants: { "key-1": ["y"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => buildKeyTenants({ apiKeys: ["x"], tenants: { "key-1": ["y"] } })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
   });
 
   it("a public bind is allowed with tenants alone", () => {

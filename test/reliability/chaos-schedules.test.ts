@@ -23,7 +23,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSession, defineTool, type Session } from "../../src/index.js";
-import { startFaultProxy, startScriptedRuntime, type FaultProxy, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
+import {
+  startFaultProxy,
+  startScriptedRuntime,
+  type FaultProxy,
+  type ScriptedRuntime,
+  type ScriptedTurn,
+} from "../../src/testing/index.js";
 import { describeSchedule, generateSchedule, playFaults, type ChaosSchedule } from "./support/chaos-schedule.js";
 import { Prng, seedFromEnvironment } from "./support/prng.js";
 import { TIME_SCALE, letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
@@ -56,7 +62,11 @@ async function chaosTurn(turn: ScriptedTurn, schedule: ChaosSchedule, runtime: S
     .map(async (call) => {
       await letTimePass(call.resendAfterMs!); // the schedule's delay, on purpose
       // Only once the first request went out (resendToolCall needs it), and not into a cancelled turn.
-      const sent = await until(() => turn.signal.aborted || runtime.calls.some((record) => record.toolCallId === call.toolCallId), "first request", 1_000)
+      const sent = await until(
+        () => turn.signal.aborted || runtime.calls.some((record) => record.toolCallId === call.toolCallId),
+        "first request",
+        1_000,
+      )
         .then(() => !turn.signal.aborted)
         .catch(() => false);
       if (sent) await turn.resendToolCall(call.toolCallId);
@@ -186,11 +196,15 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         ).finally(() => faults.stop());
         await within(faults.done, "faults over", SCHEDULE_BUDGET_MS);
         // Half-open sockets are given up by both ends' heartbeats; then the session is on a live link.
-        await until(() => proxy.stats.halfOpenConnections === 0 && session.state === "open", "link healthy again", SCHEDULE_BUDGET_MS).catch(
-          (error: Error) => {
-            throw new Error(`${error.message} (session ${session.state}, proxy ${JSON.stringify(proxy.stats)}, runtime sockets ${runtime.connections})`);
-          },
-        );
+        await until(
+          () => proxy.stats.halfOpenConnections === 0 && session.state === "open",
+          "link healthy again",
+          SCHEDULE_BUDGET_MS,
+        ).catch((error: Error) => {
+          throw new Error(
+            `${error.message} (session ${session.state}, proxy ${JSON.stringify(proxy.stats)}, runtime sockets ${runtime.connections})`,
+          );
+        });
         const disrupted = reconnects > reconnectsBefore;
         if (chaosOutcome.ended) chaosTurnsEnded++;
         else {
@@ -221,13 +235,21 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         // Every request of this schedule settled at the runtime: answered, or dropped with its dead connection.
         const ids = new Set([...schedule.calls.map((call) => call.toolCallId), `check-${index}`]);
         const records = () => runtime.calls.filter((record) => ids.has(record.toolCallId));
-        await until(() => records().every((record) => record.status !== "pending"), `${where}: runtime requests settled`, SCHEDULE_BUDGET_MS);
-        for (const record of records()) expect(["answered", "connection-closed"], `${where}: ${record.toolCallId}`).toContain(record.status);
+        await until(
+          () => records().every((record) => record.status !== "pending"),
+          `${where}: runtime requests settled`,
+          SCHEDULE_BUDGET_MS,
+        );
+        for (const record of records())
+          expect(["answered", "connection-closed"], `${where}: ${record.toolCallId}`).toContain(record.status);
         if (!disrupted) {
           expect(chaosOutcome.ended, `${where}: turn without reconnect`).toBe(true);
           for (const call of schedule.calls) {
             const first = records().find((record) => record.toolCallId === call.toolCallId)!;
-            expect(first, `${where}: ${call.toolCallId}`).toMatchObject({ status: "answered", result: { toolReturn: `done:${call.toolCallId}` } });
+            expect(first, `${where}: ${call.toolCallId}`).toMatchObject({
+              status: "answered",
+              result: { toolReturn: `done:${call.toolCallId}` },
+            });
           }
         }
         for (const id of ids) expect(executions.get(id) ?? 0, `${where}: executions of ${id}`).toBeLessThanOrEqual(1);
@@ -238,7 +260,14 @@ describe("chaos: 16 concurrent calls per schedule through the fault proxy", () =
         expect(elapsed, `${where}: duration`).toBeLessThanOrEqual(scaled(SCHEDULE_BUDGET_MS));
       } catch (error) {
         if (process.env.CHAOS_DEBUG) {
-          const interesting = new Set(["turn_finished", "input_accepted", "input", "runtime_start", "runtime_start_response", "abort_message"]);
+          const interesting = new Set([
+            "turn_finished",
+            "input_accepted",
+            "input",
+            "runtime_start",
+            "runtime_start_response",
+            "abort_message",
+          ]);
           const lines = [
             ...runtime.sentFrames.map((record, order) => ({ order, dir: "R→C", record })),
             ...runtime.frames.map((record, order) => ({ order, dir: "C→R", record })),

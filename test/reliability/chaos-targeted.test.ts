@@ -39,7 +39,10 @@ function waitingTool(name: string, executions: Map<string, number>, ms = 60_000)
   });
 }
 
-async function openSession(url: string, options: Omit<Partial<SessionOptions>, "backend"> & { backend?: Record<string, unknown> }): Promise<Session> {
+async function openSession(
+  url: string,
+  options: Omit<Partial<SessionOptions>, "backend"> & { backend?: Record<string, unknown> },
+): Promise<Session> {
   const { backend, ...rest } = options;
   const session = await createSession({
     backend: { kind: "local", url, pingIntervalMs: 0, ...backend },
@@ -86,7 +89,10 @@ describe("half-open link", () => {
       expect(detectedAfter).toBeLessThanOrEqual(2 * pingIntervalMs + scaled(30));
       proxy.blackhole(false);
       await until(() => session.state === "open", "reconnected through the proxy", 3_000);
-      await until(() => runtime.registrations().some((registration) => registration.name === "hold" && registration.connectionId !== "app-server-0"), "tools registered again");
+      await until(
+        () => runtime.registrations().some((registration) => registration.name === "hold" && registration.connectionId !== "app-server-0"),
+        "tools registered again",
+      );
       expect(proxy.stats.halfOpenConnections).toBe(0);
     });
   }
@@ -162,7 +168,11 @@ describe("oversize frame", () => {
     const losses = lossTimes(session);
     let quickRelease!: () => void;
     const quickGate = new Promise<void>((resolve) => (quickRelease = resolve));
-    const quick = defineTool({ name: "quick", description: "quick", inputSchema: z.object({}), execute: async () => {
+    const quick = defineTool({
+      name: "quick",
+      description: "quick",
+      inputSchema: z.object({}),
+      execute: async () => {
         await quickGate;
         return "quick done";
       },
@@ -188,7 +198,9 @@ describe("oversize frame", () => {
     const bigRecords = () => runtime.calls.filter((record) => record.toolCallId.startsWith("big-"));
     await until(() => bigRecords().length === 3 && bigRecords().every((record) => record.status !== "pending"), "big calls settled", 100);
     expect(bigRecords().map((record) => record.status)).toEqual(["connection-closed", "connection-closed", "connection-closed"]);
-    console.log(`oversize figures ${JSON.stringify({ turnFailedAfterCloseMs: outcome!.at - closedAt, runtimeCallsSettled: bigRecords().map((record) => record.status) })}`);
+    console.log(
+      `oversize figures ${JSON.stringify({ turnFailedAfterCloseMs: outcome!.at - closedAt, runtimeCallsSettled: bigRecords().map((record) => record.status) })}`,
+    );
     expect(outcome!.at - closedAt).toBeLessThanOrEqual(scaled(100));
     // Only that socket: the other session's call is still pending, and then answered.
     expect(bystanderLosses).toEqual([]);
@@ -197,7 +209,10 @@ describe("oversize frame", () => {
     // The link reconnects and registers the tools again; a fresh turn works; nothing ran twice.
     await until(() => session.state === "open", "reconnected", 2_000);
     await until(() => running === 0, "runtime idle");
-    await expect(within(session.send("fresh").result, "fresh turn", 2_000)).resolves.toMatchObject({ stopReason: "end_turn", text: "fresh" });
+    await expect(within(session.send("fresh").result, "fresh turn", 2_000)).resolves.toMatchObject({
+      stopReason: "end_turn",
+      text: "fresh",
+    });
     expect(runtime.registrations().filter((registration) => registration.name === "hold")).toHaveLength(1);
     expect([...executions.values()]).toEqual([1, 1, 1]);
   });
@@ -246,7 +261,9 @@ describe("runtime killed and restarted on the same port mid-call", () => {
     const gaps = retries.slice(1).map((at, index) => at - retries[index]!);
     for (const [index, gap] of gaps.entries()) expect(gap).toBeLessThanOrEqual(Math.min(5_000, 50 * 2 ** (index + 1)) + scaled(40));
     const ratios = gaps.slice(0, 3).map((gap, index) => gap / Math.min(5_000, 50 * 2 ** (index + 1)));
-    console.log(`restart figures ${JSON.stringify({ firstRetryAfterDropMs: retries[0]! - droppedAt, retryGapsMs: gaps, attemptsWhileDown: retries.length })}`);
+    console.log(
+      `restart figures ${JSON.stringify({ firstRetryAfterDropMs: retries[0]! - droppedAt, retryGapsMs: gaps, attemptsWhileDown: retries.length })}`,
+    );
     expect(ratios.some((ratio) => ratio < 0.9)).toBe(true);
     // The cap of the default backoff, at any attempt: ≤ 5 s.
     const worst = exponentialBackoff({ random: () => 0.999_999 });

@@ -37,7 +37,13 @@ describe("startFaultProxy", () => {
     client.socket.write("proxy");
     await until(() => textOf(client) === "hello proxy", "echo through the proxy");
     expect(textOf(target.connections[0]!)).toBe("hello proxy");
-    expect(proxy.stats).toMatchObject({ activeConnections: 1, acceptedConnections: 1, bytesToTarget: 11, bytesToClient: 11, bytesDropped: 0 });
+    expect(proxy.stats).toMatchObject({
+      activeConnections: 1,
+      acceptedConnections: 1,
+      bytesToTarget: 11,
+      bytesToClient: 11,
+      bytesDropped: 0,
+    });
   });
 
   it("forwards a FIN as a FIN and forgets the connection once both sides closed", async () => {
@@ -240,7 +246,9 @@ describe("startFaultProxy", () => {
   });
 
   it("refuses a non-loopback interface and a bad target", async () => {
-    await expect(startFaultProxy({ target: { host: "127.0.0.1", port: 1 }, host: "0.0.0.0" })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
+    await expect(startFaultProxy({ target: { host: "127.0.0.1", port: 1 }, host: "0.0.0.0" })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+    });
     await expect(startFaultProxy({ target: { host: "127.0.0.1", port: 0 } })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
     await expect(startFaultProxy({ target: { host: "", port: 80 } })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
   });
@@ -249,10 +257,13 @@ describe("startFaultProxy", () => {
     const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     server.on("connection", (socket) => socket.on("message", (data) => socket.send(`echo:${data.toString()}`)));
-    cleanups.push(() => new Promise<void>((resolve) => {
-      for (const client of server.clients) client.terminate();
-      server.close(() => resolve());
-    }));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const client of server.clients) client.terminate();
+          server.close(() => resolve());
+        }),
+    );
     proxy = await startFaultProxy({ target: { host: "127.0.0.1", port: (server.address() as { port: number }).port } });
     proxy.byteByByte(true);
     proxy.latency(5);

@@ -54,7 +54,11 @@ interface Measurement {
 describe("heap under churn", () => {
   it(`${CALLS} calls + ${RECONNECTS} reconnects: heap back within the caches' caps at their measured cost + 1 MiB`, async () => {
     runtime = await startLoadRuntime();
-    const proc = fork(fixture, [runtime.url], { cwd: root, execArgv: ["--expose-gc", "--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const proc = fork(fixture, [runtime.url], {
+      cwd: root,
+      execArgv: ["--expose-gc", "--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     child = proc;
     let registered = 0;
     const replies: Measurement[] = [];
@@ -99,7 +103,11 @@ describe("heap under churn", () => {
     // a cached call holds its result once plus ~0.8 KiB of bookkeeping; a forgotten call (evicted
     // from the cache, kept so a late duplicate is never re-run) ~0.6 KiB.
     const forgotten = Math.min(CALLS + warmupCalls, DEFAULT_CALL_LIMITS.maxForgottenCalls);
-    const boundBytes = DEFAULT_CALL_LIMITS.maxCachedCalls * (averageResultBytes + ENTRY_OVERHEAD_BYTES) + forgotten * FORGOTTEN_BYTES + RECONNECTS * RECONNECT_BYTES + MiB;
+    const boundBytes =
+      DEFAULT_CALL_LIMITS.maxCachedCalls * (averageResultBytes + ENTRY_OVERHEAD_BYTES) +
+      forgotten * FORGOTTEN_BYTES +
+      RECONNECTS * RECONNECT_BYTES +
+      MiB;
     const growthBytes = final.heapUsed - baseline.heapUsed;
     const figures = {
       calls,

@@ -51,51 +51,61 @@ function runFixture(url: string, ...extra: string[]) {
   child.stderr!.on("data", (chunk: Buffer) => {
     output.stderr += chunk.toString();
   });
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once("exit", (code) => resolve({ code, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.once("exit", (code) => resolve({ code, at: Date.now() })),
+  );
   return { child, output, exited };
 }
 
 describe("process exit after close()", () => {
-  it("100 calls, 10 hanging: the process exits within 1 s of close()", async () => {
-    const { url } = await startRuntime();
-    const { output, exited } = runFixture(url);
-    const exit = await within(exited, "child exits", 15_000).catch((error: Error) => {
-      throw new Error(`${error.message}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`);
-    });
-    expect({ code: exit.code, stderr: output.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(output.lineAt, output.stdout).toBeDefined();
-    const report = JSON.parse(output.stdout.slice(output.stdout.indexOf("closed ") + "closed ".length)) as {
-      pendingBeforeClose: number;
-      pendingAfterClose: number;
-      resources: string[];
-    };
-    expect(report).toMatchObject({ pendingBeforeClose: 10, pendingAfterClose: 0 });
-    const exitMs = exit.at - output.lineAt!;
-    console.log(`process exit figures ${JSON.stringify({ exitAfterCloseMs: exitMs, resourcesAfterClose: report.resources })}`);
-    expect(exitMs).toBeLessThanOrEqual(scaled(1_000));
-    // P4: close() answered the 10 hanging calls at once (cancelled), before the socket closed.
-    const hanging = Array.from({ length: 10 }, (_, index) => `exit-${index * 10 + 9}`);
-    const isHanging = (id: string) => hanging.includes(id);
-    if (TIME_SCALE === 1) {
-      expect(runtime!.calls.map((record) => record.status)).toEqual(Array(100).fill("answered"));
-      expect(runtime!.calls.filter((record) => record.result?.isError).map((record) => record.toolCallId)).toEqual(hanging);
-    } else {
-      // Under the leak check this runtime is slowed down so much that it misses close()'s 1 s
-      // close handshake; the socket is then terminated and the cancelled answers can be lost with it.
-      expect(runtime!.calls.filter((record) => !isHanging(record.toolCallId)).every((record) => record.status === "answered")).toBe(true);
-      expect(runtime!.calls.filter((record) => record.status === "pending")).toEqual([]);
-    }
-  }, scaled(20_000));
+  it(
+    "100 calls, 10 hanging: the process exits within 1 s of close()",
+    async () => {
+      const { url } = await startRuntime();
+      const { output, exited } = runFixture(url);
+      const exit = await within(exited, "child exits", 15_000).catch((error: Error) => {
+        throw new Error(`${error.message}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`);
+      });
+      expect({ code: exit.code, stderr: output.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(output.lineAt, output.stdout).toBeDefined();
+      const report = JSON.parse(output.stdout.slice(output.stdout.indexOf("closed ") + "closed ".length)) as {
+        pendingBeforeClose: number;
+        pendingAfterClose: number;
+        resources: string[];
+      };
+      expect(report).toMatchObject({ pendingBeforeClose: 10, pendingAfterClose: 0 });
+      const exitMs = exit.at - output.lineAt!;
+      console.log(`process exit figures ${JSON.stringify({ exitAfterCloseMs: exitMs, resourcesAfterClose: report.resources })}`);
+      expect(exitMs).toBeLessThanOrEqual(scaled(1_000));
+      // P4: close() answered the 10 hanging calls at once (cancelled), before the socket closed.
+      const hanging = Array.from({ length: 10 }, (_, index) => `exit-${index * 10 + 9}`);
+      const isHanging = (id: string) => hanging.includes(id);
+      if (TIME_SCALE === 1) {
+        expect(runtime!.calls.map((record) => record.status)).toEqual(Array(100).fill("answered"));
+        expect(runtime!.calls.filter((record) => record.result?.isError).map((record) => record.toolCallId)).toEqual(hanging);
+      } else {
+        // Under the leak check this runtime is slowed down so much that it misses close()'s 1 s
+        // close handshake; the socket is then terminated and the cancelled answers can be lost with it.
+        expect(runtime!.calls.filter((record) => !isHanging(record.toolCallId)).every((record) => record.status === "answered")).toBe(true);
+        expect(runtime!.calls.filter((record) => record.status === "pending")).toEqual([]);
+      }
+    },
+    scaled(20_000),
+  );
 
-  it("without close(), the open session keeps the process alive (the measurement above can fail)", async () => {
-    const { url } = await startRuntime();
-    const { child, output, exited } = runFixture(url, "--skip-close");
-    await until(() => output.lineAt, "skipped line", 15_000);
-    let exitedEarly = false;
-    void exited.then(() => (exitedEarly = true));
-    await letTimePass(1_500); // on purpose: the process must not exit by itself within this window
-    expect(exitedEarly, output.stderr).toBe(false);
-    child.kill("SIGTERM");
-    await within(exited, "child killed", 5_000);
-  }, scaled(20_000));
+  it(
+    "without close(), the open session keeps the process alive (the measurement above can fail)",
+    async () => {
+      const { url } = await startRuntime();
+      const { child, output, exited } = runFixture(url, "--skip-close");
+      await until(() => output.lineAt, "skipped line", 15_000);
+      let exitedEarly = false;
+      void exited.then(() => (exitedEarly = true));
+      await letTimePass(1_500); // on purpose: the process must not exit by itself within this window
+      expect(exitedEarly, output.stderr).toBe(false);
+      child.kill("SIGTERM");
+      await within(exited, "child killed", 5_000);
+    },
+    scaled(20_000),
+  );
 });

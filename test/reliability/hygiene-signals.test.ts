@@ -31,7 +31,6 @@ async function maxListenerWarnings(): Promise<Error[]> {
   return warnings.filter((warning) => warning.name === "MaxListenersExceededWarning");
 }
 
-
 describe("a caller signal reused by session.send", () => {
   let runtime: ScriptedRuntime | undefined;
   let session: Session | undefined;

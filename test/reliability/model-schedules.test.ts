@@ -34,9 +34,13 @@ describe(`model-based schedules (${RUNS.toLocaleString("en")} runs)`, () => {
     const seconds = ((wallClock() - started) / 1_000).toFixed(1);
     if (details.failed) {
       const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-      throw new Error(`${fc.defaultReportMessage(details) ?? "property failed"}\n\nFailure: ${cause}\nreproduce with TOOLRELAY_MODEL_SEED=${SEED}`);
+      throw new Error(
+        `${fc.defaultReportMessage(details) ?? "property failed"}\n\nFailure: ${cause}\nreproduce with TOOLRELAY_MODEL_SEED=${SEED}`,
+      );
     }
-    console.log(`model schedules: ${details.numRuns} runs, seed ${SEED}, ${seconds} s, ${coverage.steps} steps, ${coverage.executions} executions, dispositions ${JSON.stringify(coverage.dispositions)}`);
+    console.log(
+      `model schedules: ${details.numRuns} runs, seed ${SEED}, ${seconds} s, ${coverage.steps} steps, ${coverage.executions} executions, dispositions ${JSON.stringify(coverage.dispositions)}`,
+    );
     expect(details.numRuns).toBe(RUNS);
     if (RUNS >= 1_000) for (const count of Object.values(coverage.dispositions)) expect(count).toBeGreaterThan(0);
   }, 300_000);

@@ -65,7 +65,21 @@ interface World {
 const modelKey = (scope: number, call: number, input: number) => `${SCOPES[scope]}|c${call}|${input}`;
 
 function createWorld(keeps: boolean, coverage: Coverage): World {
-  const world = { keeps, link: { up: true, epoch: 1 }, closed: false, runs: new Map(), settles: new Map(), settled: new Set(), pending: [], requests: new Map(), frames: new Map(), answered: new Set(), failures: [], nextRequest: 0, coverage } as unknown as World;
+  const world = {
+    keeps,
+    link: { up: true, epoch: 1 },
+    closed: false,
+    runs: new Map(),
+    settles: new Map(),
+    settled: new Set(),
+    pending: [],
+    requests: new Map(),
+    frames: new Map(),
+    answered: new Set(),
+    failures: [],
+    nextRequest: 0,
+    coverage,
+  } as unknown as World;
   world.table = new CallTable({
     limits: LIMITS,
     output(kind, record, requestId, detail) {
@@ -105,7 +119,11 @@ function toolFor(world: World) {
     description: "appends a row",
     inputSchema: z.looseObject({}),
     execute: (input, context) => {
-      const key = modelKey(SCOPES.indexOf(context.conversationId as (typeof SCOPES)[number]), Number(context.toolCallId.slice(1)), (input as { row: number }).row - 1);
+      const key = modelKey(
+        SCOPES.indexOf(context.conversationId as (typeof SCOPES)[number]),
+        Number(context.toolCallId.slice(1)),
+        (input as { row: number }).row - 1,
+      );
       world.runs.set(key, (world.runs.get(key) ?? 0) + 1);
       world.coverage.executions++;
       return new Promise<string>((resolve, reject) => world.pending.push({ key, resolve, reject }));
@@ -116,7 +134,15 @@ function toolFor(world: World) {
 type Kind = "new" | "same-call" | "same-request" | "other-input" | "conflict";
 
 /** Send one request as the schedule says; check the dispositions the model can predict. */
-function request(world: World, tool: ReturnType<typeof toolFor>, kind: Kind, scope: number, call: number, input: number, pick: number): void {
+function request(
+  world: World,
+  tool: ReturnType<typeof toolFor>,
+  kind: Kind,
+  scope: number,
+  call: number,
+  input: number,
+  pick: number,
+): void {
   if (!world.link.up) return;
   const known = [...world.requests.entries()];
   let requestId = `r${world.nextRequest++}`;
@@ -136,13 +162,21 @@ function request(world: World, tool: ReturnType<typeof toolFor>, kind: Kind, sco
   const ran = world.runs.has(key) || world.settled.has(key);
   const running = world.runs.has(key) && !world.settled.has(key);
   const runningCount = [...world.runs.keys()].filter((candidate) => !world.settled.has(candidate)).length;
-  const slotSeen = [...world.runs.keys(), ...world.settled].some((candidate) => candidate !== key && candidate.startsWith(`${SCOPES[scope]}|c${call}|`));
+  const slotSeen = [...world.runs.keys(), ...world.settled].some(
+    (candidate) => candidate !== key && candidate.startsWith(`${SCOPES[scope]}|c${call}|`),
+  );
   const owner = world.requests.get(requestId)?.key;
   if (firstIssue) world.requests.set(requestId, { key, epochs: new Set() });
   const disposition = world.table.request({
     requestId,
     epoch: world.link.epoch,
-    key: { connectionId: "c", agentId: "a", conversationId: SCOPES[scope]!, toolCallId: `t${call}`, inputDigest: inputDigest(canonicalJson(INPUTS[input])) },
+    key: {
+      connectionId: "c",
+      agentId: "a",
+      conversationId: SCOPES[scope]!,
+      toolCallId: `t${call}`,
+      inputDigest: inputDigest(canonicalJson(INPUTS[input])),
+    },
     toolName: "append_row",
     tool,
     toolNames: () => ["append_row"],
@@ -159,7 +193,8 @@ function request(world: World, tool: ReturnType<typeof toolFor>, kind: Kind, sco
   else if (world.closed) expected = ["closed"];
   else if (runningCount >= LIMITS.maxConcurrentCalls) expected = ["busy"];
   else expected = slotSeen ? ["reused", "started"] : ["started"];
-  if (!expected.includes(disposition)) world.failures.push(`${kind} ${requestId} for ${key}: got ${disposition}, expected ${expected.join("|")}`);
+  if (!expected.includes(disposition))
+    world.failures.push(`${kind} ${requestId} for ${key}: got ${disposition}, expected ${expected.join("|")}`);
   if (disposition === "busy") world.settled.add(key);
 }
 
@@ -183,7 +218,17 @@ function checkInvariants(world: World): void {
 }
 
 const step = fc.oneof(
-  { weight: 24, arbitrary: fc.record({ type: fc.constant("request" as const), kind: fc.constantFrom<Kind>("new", "new", "same-call", "same-request", "other-input", "conflict"), scope: fc.nat(SCOPES.length - 1), call: fc.nat(CALL_IDS - 1), input: fc.nat(1), pick: fc.nat(50) }) },
+  {
+    weight: 24,
+    arbitrary: fc.record({
+      type: fc.constant("request" as const),
+      kind: fc.constantFrom<Kind>("new", "new", "same-call", "same-request", "other-input", "conflict"),
+      scope: fc.nat(SCOPES.length - 1),
+      call: fc.nat(CALL_IDS - 1),
+      input: fc.nat(1),
+      pick: fc.nat(50),
+    }),
+  },
   { weight: 14, arbitrary: fc.record({ type: fc.constantFrom("resolve" as const, "reject" as const), pick: fc.nat(50) }) },
   { weight: 6, arbitrary: fc.record({ type: fc.constant("advance" as const), ms: fc.constantFrom(50, 150, 250, 1_000) }) },
   { weight: 4, arbitrary: fc.record({ type: fc.constantFrom("down" as const, "up" as const, "cancel" as const) }) },
@@ -230,10 +275,12 @@ export function scheduleProperty(coverage: Coverage = emptyCoverage()) {
     checkInvariants(world);
     for (const [requestId, { epochs }] of world.requests) {
       const owed = !world.closed && (keeps || epochs.has(world.link.epoch));
-      if (owed && !world.answered.has(requestId)) world.failures.push(`${requestId} (asked on epochs ${[...epochs].join(",")}) never answered`);
+      if (owed && !world.answered.has(requestId))
+        world.failures.push(`${requestId} (asked on epochs ${[...epochs].join(",")}) never answered`);
     }
     world.table.close();
-    if (world.table.runningCount !== 0 || vi.getTimerCount() !== 0) world.failures.push(`after close: ${world.table.runningCount} running, ${vi.getTimerCount()} timers`);
+    if (world.table.runningCount !== 0 || vi.getTimerCount() !== 0)
+      world.failures.push(`after close: ${world.table.runningCount} running, ${vi.getTimerCount()} timers`);
     checkInvariants(world);
   });
 }

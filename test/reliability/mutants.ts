@@ -54,6 +54,6 @@ export const MUTANTS: readonly Mutant[] = [
     mistake: "answers held while the link was down are dropped although the runtime kept the calls",
     file: "calls/call-table.ts",
     find: 'if (runtimeKeptCalls && (delivery.state === "held" ||',
-    replace: 'if (runtimeKeptCalls && (false ||',
+    replace: "if (runtimeKeptCalls && (false ||",
   },
 ];

@@ -24,7 +24,10 @@ function prepare(name: string): string {
   }
   symlinkSync(path.join(root, "node_modules"), path.join(copy, "node_modules"), "dir");
   writeFileSync(path.join(copy, "package.json"), JSON.stringify({ type: "module" }));
-  writeFileSync(path.join(copy, "vitest.config.ts"), 'import { defineConfig } from "vitest/config";\nexport default defineConfig({ test: { include: ["test/**/*.test.ts"] } });\n');
+  writeFileSync(
+    path.join(copy, "vitest.config.ts"),
+    'import { defineConfig } from "vitest/config";\nexport default defineConfig({ test: { include: ["test/**/*.test.ts"] } });\n',
+  );
   return copy;
 }
 
@@ -35,18 +38,22 @@ describe("the model-based schedules kill every mutant of the call table", () => 
     expect(result.status, result.output).toBe(0);
   }, 120_000);
 
-  it.each(MUTANTS.map((mutant) => [mutant.name, mutant] as const))("kills %s", (_name, mutant) => {
-    const copy = prepare(mutant.name);
-    const file = path.join(copy, "src", mutant.file);
-    const source = readFileSync(file, "utf8");
-    expect(source.split(mutant.find), `the mutant's anchor in src/${mutant.file} must appear exactly once`).toHaveLength(2);
-    writeFileSync(file, source.replace(mutant.find, mutant.replace));
-    const result = runSuite(copy, 10_000);
-    expect(result.status, `mutant ${mutant.name} (${mutant.mistake}) survived 10,000 schedules`).not.toBe(0);
-    const caught = /Property failed after (\d+) tests/.exec(result.output);
-    expect(caught, result.output.slice(-2_000)).not.toBeNull();
-    console.log(`mutant ${mutant.name} killed at run ${caught![1]}: ${mutant.mistake}`);
-  }, 300_000);
+  it.each(MUTANTS.map((mutant) => [mutant.name, mutant] as const))(
+    "kills %s",
+    (_name, mutant) => {
+      const copy = prepare(mutant.name);
+      const file = path.join(copy, "src", mutant.file);
+      const source = readFileSync(file, "utf8");
+      expect(source.split(mutant.find), `the mutant's anchor in src/${mutant.file} must appear exactly once`).toHaveLength(2);
+      writeFileSync(file, source.replace(mutant.find, mutant.replace));
+      const result = runSuite(copy, 10_000);
+      expect(result.status, `mutant ${mutant.name} (${mutant.mistake}) survived 10,000 schedules`).not.toBe(0);
+      const caught = /Property failed after (\d+) tests/.exec(result.output);
+      expect(caught, result.output.slice(-2_000)).not.toBeNull();
+      console.log(`mutant ${mutant.name} killed at run ${caught![1]}: ${mutant.mistake}`);
+    },
+    300_000,
+  );
 });
 
 function runSuite(copy: string, runs: number): { status: number | null; output: string } {

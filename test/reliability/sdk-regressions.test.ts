@@ -99,7 +99,13 @@ describe("SDK regressions", () => {
         }),
     );
     const scope = { agent_id: "agent-q", conversation_id: "conv-q" };
-    const envelope = (frame: Record<string, unknown>, seq: number) => ({ ...frame, runtime: scope, event_seq: seq, emitted_at: new Date().toISOString(), idempotency_key: `k-${seq}` });
+    const envelope = (frame: Record<string, unknown>, seq: number) => ({
+      ...frame,
+      runtime: scope,
+      event_seq: seq,
+      emitted_at: new Date().toISOString(),
+      idempotency_key: `k-${seq}`,
+    });
     const loop = (status: string, active: string[], byRun: Record<string, string[]>) => ({
       type: "update_loop_status",
       loop_status: { status, active_run_ids: active, client_message_ids_by_run_id: byRun, executing_tool_call_ids: [] },
@@ -111,7 +117,11 @@ describe("SDK regressions", () => {
       let seq = 0;
       const event = (frame: Record<string, unknown>) => socket.send(JSON.stringify(envelope(frame, ++seq)));
       socket.on("message", (data: Buffer) => {
-        const frame = JSON.parse(data.toString()) as { type: string; request_id: string; payload?: { messages?: Array<{ client_message_id: string }> } };
+        const frame = JSON.parse(data.toString()) as {
+          type: string;
+          request_id: string;
+          payload?: { messages?: Array<{ client_message_id: string }> };
+        };
         if (frame.type === "runtime_start") {
           starts++;
           firstSocket ??= socket;
@@ -124,15 +134,34 @@ describe("SDK regressions", () => {
         inputs++;
         const messageId = frame.payload!.messages![0]!.client_message_id;
         if (starts === 1) {
-          socket.send(JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "started" }));
+          socket.send(
+            JSON.stringify({
+              type: "input_accepted",
+              request_id: frame.request_id,
+              runtime: scope,
+              accepted: true,
+              disposition: "started",
+            }),
+          );
           event(loop("PROCESSING_API_RESPONSE", ["run-1"], { "run-1": [messageId] }));
           return;
         }
         // The second message waits behind the old turn; the old turn ends; then the new one runs.
-        socket.send(JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "queued" }));
+        socket.send(
+          JSON.stringify({ type: "input_accepted", request_id: frame.request_id, runtime: scope, accepted: true, disposition: "queued" }),
+        );
         event({ type: "turn_finished", turn_id: "turn-old", stop_reason: "cancelled", run_id: "run-2" });
         event(loop("PROCESSING_API_RESPONSE", ["run-3"], { "run-3": [messageId] }));
-        event({ type: "stream_delta", delta: { type: "message", message_type: "assistant_message", id: "msg-3", run_id: "run-3", content: [{ type: "text", text: "second answer" }] } });
+        event({
+          type: "stream_delta",
+          delta: {
+            type: "message",
+            message_type: "assistant_message",
+            id: "msg-3",
+            run_id: "run-3",
+            content: [{ type: "text", text: "second answer" }],
+          },
+        });
         event(loop("WAITING_ON_INPUT", [], { "run-3": [messageId] }));
         event({ type: "turn_finished", turn_id: "turn-new", stop_reason: "end_turn", run_id: "run-3" });
       });
@@ -191,7 +220,14 @@ describe("SDK regressions", () => {
         socket.send(JSON.stringify({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: scope }));
         if (starts === 2) {
           // Registered: the runtime calls the tool at once (same tick, so usually the same TCP chunk).
-          const request = { type: "external_tool_call_request", request_id: "early-1", runtime: scope, tool_call_id: "call-early", tool_name: "ping", input: {} };
+          const request = {
+            type: "external_tool_call_request",
+            request_id: "early-1",
+            runtime: scope,
+            tool_call_id: "call-early",
+            tool_name: "ping",
+            input: {},
+          };
           socket.send(JSON.stringify(request));
         }
       });
@@ -240,10 +276,13 @@ describe("SDK regressions", () => {
       },
     });
     hook.enable();
-    const request = tracker.request({ type: "abort_message", request_id: "r-1", runtime: { agent_id: "a", conversation_id: "c" } }, {
-      responseType: "abort_message_response",
-      timeoutMs: 20,
-    });
+    const request = tracker.request(
+      { type: "abort_message", request_id: "r-1", runtime: { agent_id: "a", conversation_id: "c" } },
+      {
+        responseType: "abort_message_response",
+        timeoutMs: 20,
+      },
+    );
     tracking = false;
     await expect(request).rejects.toMatchObject({ code: "REQUEST_TIMEOUT" });
     // On purpose: promise chains that would still settle get a few loop turns to do so.

@@ -48,11 +48,18 @@ describe("scripted runtime binding", () => {
   });
 
   it("refuses an empty authToken", async () => {
-    await expect(startScriptedRuntime({ script: () => undefined, host: "0.0.0.0", authToken: "  " })).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
+    await expect(startScriptedRuntime({ script: () => undefined, host: "0.0.0.0", authToken: "  " })).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+    });
   });
 
   it("binds 0.0.0.0 once authToken is set", async () => {
-    const runtime = await startScriptedRuntime({ script: () => undefined, host: "0.0.0.0", authToken: "secret-token", heartbeatIntervalMs: 0 });
+    const runtime = await startScriptedRuntime({
+      script: () => undefined,
+      host: "0.0.0.0",
+      authToken: "secret-token",
+      heartbeatIntervalMs: 0,
+    });
     try {
       expect(await probe("127.0.0.1", runtime.port)).toBe("open");
     } finally {
@@ -108,7 +115,9 @@ describe("relay binding", () => {
   });
 
   it("CLI: --host 0.0.0.0 without --api-key exits 1 without listening", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", RELAY_BIN, "--host", "0.0.0.0", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", RELAY_BIN, "--host", "0.0.0.0", "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

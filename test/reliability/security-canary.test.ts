@@ -38,7 +38,8 @@ afterEach(async () => {
 function recordUpgrades(recorder: LeakRecorder, upgrades: EchoingServer["upgrades"]): void {
   for (const upgrade of upgrades) {
     recorder.text("url", upgrade.url);
-    for (const [name, value] of Object.entries(upgrade.headers)) if (name !== "authorization") recorder.text(`header ${name}`, String(value));
+    for (const [name, value] of Object.entries(upgrade.headers))
+      if (name !== "authorization") recorder.text(`header ${name}`, String(value));
   }
 }
 
@@ -52,7 +53,13 @@ describe("the leak recorder", () => {
     const recorder = new LeakRecorder();
     recorder.text("clean", "nothing here: Bearer [redacted]");
     expect(recorder.leaks()).toEqual([]);
-    const forms = [CANARY, encodeURIComponent(CANARY), new URLSearchParams({ k: CANARY }).toString(), Buffer.from(CANARY).toString("base64"), CANARY.slice(0, 14)];
+    const forms = [
+      CANARY,
+      encodeURIComponent(CANARY),
+      new URLSearchParams({ k: CANARY }).toString(),
+      Buffer.from(CANARY).toString("base64"),
+      CANARY.slice(0, 14),
+    ];
     for (const form of forms) recorder.text("form", `x ${form} y`);
     recorder.error("cause", new Error("outer", { cause: new Error(`inner ${CANARY}`) }));
     const leaks = recorder.leaks();
@@ -66,7 +73,10 @@ describe("canary token: local", () => {
     const runtime = await startScriptedRuntime({ script: () => undefined, authToken: "the-real-token", heartbeatIntervalMs: 0 });
     cleanups.push(() => runtime.close());
     const recorder = new LeakRecorder();
-    const failure = await createSession({ backend: { kind: "local", url: runtime.url, token: CANARY, reconnect: false }, agent: { id: "agent-1" } }).then(
+    const failure = await createSession({
+      backend: { kind: "local", url: runtime.url, token: CANARY, reconnect: false },
+      agent: { id: "agent-1" },
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -80,7 +90,12 @@ describe("canary token: local", () => {
     const server = await EchoingServer.start(["accept", "refuse-401"]);
     cleanups.push(() => server.close());
     const recorder = new LeakRecorder();
-    const link = new LocalLink({ url: `ws://127.0.0.1:${server.port}/ws`, token: CANARY, pingIntervalMs: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const link = new LocalLink({
+      url: `ws://127.0.0.1:${server.port}/ws`,
+      token: CANARY,
+      pingIntervalMs: 0,
+      backoff: { initialDelayMs: 5, maxDelayMs: 20 },
+    });
     link.on("error", (error) => recorder.error("link error", error));
     const session = await createSessionOnLink({ backend: { kind: "link", link }, agent: { id: "agent-1" } });
     cleanups.push(() => session.close());
@@ -174,7 +189,12 @@ describe("canary token: cloud", () => {
     const server = await EchoingServer.start(["refuse-401"]);
     cleanups.push(() => server.close());
     const recorder = new LeakRecorder();
-    const link = new CloudLink({ connectionId: "env-canary", apiKey: CANARY, baseUrl: `http://127.0.0.1:${server.port}`, pingIntervalMs: 0 });
+    const link = new CloudLink({
+      connectionId: "env-canary",
+      apiKey: CANARY,
+      baseUrl: `http://127.0.0.1:${server.port}`,
+      pingIntervalMs: 0,
+    });
     link.on("error", (error) => recorder.error("link error", error));
     const failure = await link.connect().then(
       () => undefined,
@@ -190,7 +210,9 @@ describe("canary token: cloud", () => {
 });
 
 /** Start the relay CLI; resolves with its HTTP base once it prints its address. */
-async function startRelayCli(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; httpUrl: string; output: { stdout: string; stderr: string } }> {
+async function startRelayCli(
+  args: string[],
+): Promise<{ child: ChildProcessWithoutNullStreams; httpUrl: string; output: { stdout: string; stderr: string } }> {
   const child = spawn(process.execPath, ["--import", "tsx", RELAY_BIN, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
@@ -206,14 +228,28 @@ async function startRelayCli(args: string[]): Promise<{ child: ChildProcessWitho
 
 describe("canary token: relay CLI with --debug", () => {
   it("writes the key to no output and no answer, whatever the clients do", async () => {
-    const { child, httpUrl, output } = await startRelayCli(["--debug", "--api-key", CANARY, "--listener-mode", "single", "--enable-test-hooks"]);
+    const { child, httpUrl, output } = await startRelayCli([
+      "--debug",
+      "--api-key",
+      CANARY,
+      "--listener-mode",
+      "single",
+      "--enable-test-hooks",
+    ]);
     const recorder = new LeakRecorder();
     const port = Number(new URL(httpUrl).port);
     const wrongKey = `${CANARY}x`;
 
     // REST with a wrong key that contains the canary, and with the key in the query string.
-    for (const [path, key] of [["/v1/environments/register", wrongKey], [`/v1/environments?token=${encodeURIComponent(CANARY)}`, undefined]] as const) {
-      const answer = await postJson(`${httpUrl}${path}`, { deviceId: "d", connectionName: "c" }, key ? { authorization: `Bearer ${key}` } : {});
+    for (const [path, key] of [
+      ["/v1/environments/register", wrongKey],
+      [`/v1/environments?token=${encodeURIComponent(CANARY)}`, undefined],
+    ] as const) {
+      const answer = await postJson(
+        `${httpUrl}${path}`,
+        { deviceId: "d", connectionName: "c" },
+        key ? { authorization: `Bearer ${key}` } : {},
+      );
       expect(answer.status).toBe(401);
       recorder.text(`REST answer ${path}`, answer.text);
     }
@@ -228,7 +264,13 @@ describe("canary token: relay CLI with --debug", () => {
     const refusals: Array<[string, Array<[string, string]>]> = [
       [`${statusPath}&token=${encodeURIComponent(CANARY)}`, []],
       [statusPath, [["Authorization", `Bearer ${wrongKey}`]]],
-      [statusPath, [["Authorization", `Bearer ${CANARY}`], ["Authorization", `Bearer ${wrongKey}`]]],
+      [
+        statusPath,
+        [
+          ["Authorization", `Bearer ${CANARY}`],
+          ["Authorization", `Bearer ${wrongKey}`],
+        ],
+      ],
     ];
     for (const [path, headers] of refusals) {
       const answer = await rawUpgrade({ port, path, headers: [...upgradeHeaders(), ...headers] });
@@ -241,11 +283,21 @@ describe("canary token: relay CLI with --debug", () => {
     wrong.on("error", (error) => recorder.error("cloud link error", error));
     await expect(wrong.connect()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     await wrong.close();
-    const link = new CloudLink({ connectionId: listener.environment.connectionId, apiKey: CANARY, baseUrl: httpUrl, pingIntervalMs: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const link = new CloudLink({
+      connectionId: listener.environment.connectionId,
+      apiKey: CANARY,
+      baseUrl: httpUrl,
+      pingIntervalMs: 0,
+      backoff: { initialDelayMs: 5, maxDelayMs: 20 },
+    });
     link.on("error", (error) => recorder.error("cloud link error", error));
     cleanups.push(() => link.close());
     await link.connect();
-    const dropped = await postJson(`${httpUrl}/_relay/drop-sdk-sockets`, { reason: "dropped by the canary test" }, { authorization: `Bearer ${CANARY}` });
+    const dropped = await postJson(
+      `${httpUrl}/_relay/drop-sdk-sockets`,
+      { reason: "dropped by the canary test" },
+      { authorization: `Bearer ${CANARY}` },
+    );
     recorder.text("test hook answer", dropped.text);
     await until(() => recorder.count("cloud link error") >= 2 && link.state === "open", "the cloud link to reconnect");
     await link.close();

@@ -48,9 +48,27 @@ function authMatrix(): AuthCase[] {
     ["no scheme", [["Authorization", TOKEN]]],
     ["token in the query string instead of the header", [], `token=${encodeURIComponent(TOKEN)}`],
     ["access_token in the query string", [], `access_token=${encodeURIComponent(TOKEN)}`],
-    ["duplicate Authorization: correct then wrong", [["Authorization", `Bearer ${TOKEN}`], ["Authorization", `Bearer ${wrongSameLength}`]]],
-    ["duplicate Authorization: wrong then correct", [["Authorization", `Bearer ${wrongSameLength}`], ["Authorization", `Bearer ${TOKEN}`]]],
-    ["duplicate Authorization: correct twice", [["Authorization", `Bearer ${TOKEN}`], ["authorization", `Bearer ${TOKEN}`]]],
+    [
+      "duplicate Authorization: correct then wrong",
+      [
+        ["Authorization", `Bearer ${TOKEN}`],
+        ["Authorization", `Bearer ${wrongSameLength}`],
+      ],
+    ],
+    [
+      "duplicate Authorization: wrong then correct",
+      [
+        ["Authorization", `Bearer ${wrongSameLength}`],
+        ["Authorization", `Bearer ${TOKEN}`],
+      ],
+    ],
+    [
+      "duplicate Authorization: correct twice",
+      [
+        ["Authorization", `Bearer ${TOKEN}`],
+        ["authorization", `Bearer ${TOKEN}`],
+      ],
+    ],
   ];
 }
 
@@ -73,13 +91,25 @@ describe("handshake auth matrix (raw upgrades over node:net)", () => {
     cleanups.push(() => listener.terminate());
     const connectionId = listener.environment.connectionId;
     targets.push({ name: "scripted runtime", port: runtime.port, path: "/ws" });
-    targets.push({ name: "relay (SDK status socket)", port: relay.port, path: `/v1/environments/${connectionId}/status/ws?channel=control&sessionId=auth-matrix` });
-    targets.push({ name: "relay (listener socket)", port: relay.port, path: `${new URL(listener.environment.wsUrl).pathname}?deviceId=${listener.deviceId}&connectionName=x` });
+    targets.push({
+      name: "relay (SDK status socket)",
+      port: relay.port,
+      path: `/v1/environments/${connectionId}/status/ws?channel=control&sessionId=auth-matrix`,
+    });
+    targets.push({
+      name: "relay (listener socket)",
+      port: relay.port,
+      path: `${new URL(listener.environment.wsUrl).pathname}?deviceId=${listener.deviceId}&connectionName=x`,
+    });
   });
 
   it("accepts the correct token (control case: the raw handshake itself works)", async () => {
     for (const target of targets) {
-      const answer = await rawUpgrade({ port: target.port, path: target.path, headers: [...upgradeHeaders(), ["Authorization", `Bearer ${TOKEN}`]] });
+      const answer = await rawUpgrade({
+        port: target.port,
+        path: target.path,
+        headers: [...upgradeHeaders(), ["Authorization", `Bearer ${TOKEN}`]],
+      });
       expect(answer.status, target.name).toBe(101);
     }
   });
@@ -88,7 +118,11 @@ describe("handshake auth matrix (raw upgrades over node:net)", () => {
     it(`rejects ${name} with 401 on every server`, async () => {
       const refusals: string[] = [];
       for (const target of targets) {
-        const answer = await rawUpgrade({ port: target.port, path: withQuery(target.path, query), headers: [...upgradeHeaders(), ...headers] });
+        const answer = await rawUpgrade({
+          port: target.port,
+          path: withQuery(target.path, query),
+          headers: [...upgradeHeaders(), ...headers],
+        });
         if (answer.status !== 401) refusals.push(`${target.name}: HTTP ${answer.status}`);
         expect(answer.text, `${target.name} echoed the token`).not.toContain(TOKEN);
       }
@@ -124,7 +158,14 @@ describe("Origin / foreign Host: refused before any frame is read", () => {
       const failures: string[] = [];
       for (const [name, headers, host] of hostileOrigins(runtime.port)) {
         const processedBefore = runtime.frames.length;
-        const answer = await rawUpgrade({ port: runtime.port, path: "/ws", host, headers: [...upgradeHeaders(), ...headers], trailer: maskedTextFrame(PROBE_FRAME), settleMs: 300 });
+        const answer = await rawUpgrade({
+          port: runtime.port,
+          path: "/ws",
+          host,
+          headers: [...upgradeHeaders(), ...headers],
+          trailer: maskedTextFrame(PROBE_FRAME),
+          settleMs: 300,
+        });
         if (answer.status < 400 || answer.status >= 500) failures.push(`${name}: HTTP ${answer.status}`);
         if (runtime.frames.length !== processedBefore) failures.push(`${name}: the frame was processed`);
       }
@@ -141,13 +182,26 @@ describe("Origin / foreign Host: refused before any frame is read", () => {
       try {
         const path = `/v1/environments/${listener.environment.connectionId}/status/ws?channel=control&sessionId=origin-probe&agentId=agent-p&conversationId=conv-p`;
         const auth: Array<[string, string]> = apiKeys.length > 0 ? [["Authorization", `Bearer ${TOKEN}`]] : [];
-        const accepted = await rawUpgrade({ port: relay.port, path, headers: [...upgradeHeaders(), ...auth], trailer: maskedTextFrame(RELAY_PROBE_FRAME), settleMs: 300 });
+        const accepted = await rawUpgrade({
+          port: relay.port,
+          path,
+          headers: [...upgradeHeaders(), ...auth],
+          trailer: maskedTextFrame(RELAY_PROBE_FRAME),
+          settleMs: 300,
+        });
         expect(accepted.status).toBe(101);
         expect(listener.frames).toContain(RELAY_PROBE_FRAME);
         const failures: string[] = [];
         for (const [name, headers, host] of hostileOrigins(relay.port)) {
           const forwardedBefore = listener.frames.length;
-          const answer = await rawUpgrade({ port: relay.port, path, host, headers: [...upgradeHeaders(), ...auth, ...headers], trailer: maskedTextFrame(RELAY_PROBE_FRAME), settleMs: 300 });
+          const answer = await rawUpgrade({
+            port: relay.port,
+            path,
+            host,
+            headers: [...upgradeHeaders(), ...auth, ...headers],
+            trailer: maskedTextFrame(RELAY_PROBE_FRAME),
+            settleMs: 300,
+          });
           if (answer.status < 400 || answer.status >= 500) failures.push(`${name}: HTTP ${answer.status}`);
           if (listener.frames.length !== forwardedBefore) failures.push(`${name}: the frame was forwarded`);
         }
@@ -198,7 +252,9 @@ describe("the SDK's own handshakes", () => {
     expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(request.headers.origin).toBeUndefined();
     expect(request.url).not.toContain(TOKEN);
-    expect(() => new LocalLink({ url: `ws://127.0.0.1:${port}/ws?token=${TOKEN}` })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => new LocalLink({ url: `ws://127.0.0.1:${port}/ws?token=${TOKEN}` })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
   });
 
   it("cloud link (header auth): one Authorization header per socket; no token in either URL; no Origin", async () => {

@@ -45,12 +45,42 @@ function inspect(name: string) {
 }
 
 const probeTools = [
-  defineTool({ name: "strip", description: "z.object (unknown keys stripped)", inputSchema: z.object({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strip") }),
-  defineTool({ name: "loose", description: "z.looseObject", inputSchema: z.looseObject({ force: z.boolean().optional() }), execute: inspect("loose") }),
-  defineTool({ name: "catchall", description: "z.object().catchall()", inputSchema: z.object({ force: z.boolean().optional() }).catchall(z.unknown()), execute: inspect("catchall") }),
-  defineTool({ name: "strict", description: "z.strictObject", inputSchema: z.strictObject({ force: z.boolean().optional(), value: z.unknown().optional() }), execute: inspect("strict") }),
-  defineTool({ name: "nested", description: "z.object with a nested loose object", inputSchema: z.object({ a: z.looseObject({ b: z.string().optional() }) }), execute: inspect("nested") }),
-  defineTool({ name: "required", description: "a.b required", inputSchema: z.object({ a: z.object({ b: z.string() }) }), execute: inspect("required") }),
+  defineTool({
+    name: "strip",
+    description: "z.object (unknown keys stripped)",
+    inputSchema: z.object({ force: z.boolean().optional(), value: z.unknown().optional() }),
+    execute: inspect("strip"),
+  }),
+  defineTool({
+    name: "loose",
+    description: "z.looseObject",
+    inputSchema: z.looseObject({ force: z.boolean().optional() }),
+    execute: inspect("loose"),
+  }),
+  defineTool({
+    name: "catchall",
+    description: "z.object().catchall()",
+    inputSchema: z.object({ force: z.boolean().optional() }).catchall(z.unknown()),
+    execute: inspect("catchall"),
+  }),
+  defineTool({
+    name: "strict",
+    description: "z.strictObject",
+    inputSchema: z.strictObject({ force: z.boolean().optional(), value: z.unknown().optional() }),
+    execute: inspect("strict"),
+  }),
+  defineTool({
+    name: "nested",
+    description: "z.object with a nested loose object",
+    inputSchema: z.object({ a: z.looseObject({ b: z.string().optional() }) }),
+    execute: inspect("nested"),
+  }),
+  defineTool({
+    name: "required",
+    description: "a.b required",
+    inputSchema: z.object({ a: z.object({ b: z.string() }) }),
+    execute: inspect("required"),
+  }),
 ];
 
 beforeAll(async () => {
@@ -72,7 +102,11 @@ afterAll(async () => {
  * Send one tool call with `inputJson` verbatim; resolve with its response (undefined when none came
  * within `waitMs`) and the latency. Callers assert the latency against {@link ANSWER_DEADLINE_MS}.
  */
-async function call(toolName: string, inputJson: string, waitMs = ANSWER_DEADLINE_MS): Promise<{ response: Record<string, unknown> | undefined; ms: number }> {
+async function call(
+  toolName: string,
+  inputJson: string,
+  waitMs = ANSWER_DEADLINE_MS,
+): Promise<{ response: Record<string, unknown> | undefined; ms: number }> {
   const requestId = `hostile-${nextId++}`;
   const sent = performance.now();
   runtime.sendToolCall(requestId, toolName, inputJson);
@@ -158,7 +192,8 @@ describe("__proto__ and constructor.prototype keys", () => {
         const text = responseText(response);
         if (response === undefined) failures.push(`${tool.name} / ${name}: no answer within ${ANSWER_DEADLINE_MS} ms`);
         else if (ms >= ANSWER_DEADLINE_MS) failures.push(`${tool.name} / ${name}: answered after ${Math.round(ms)} ms`);
-        if (text.includes("force=smuggled")) failures.push(`${tool.name} / ${name}: a __proto__ value reached the tool as a declared field`);
+        if (text.includes("force=smuggled"))
+          failures.push(`${tool.name} / ${name}: a __proto__ value reached the tool as a declared field`);
         if (impurities.length > before) failures.push(`${tool.name} / ${name}: ${impurities.slice(before).join(" | ")}`);
       }
     }
@@ -179,7 +214,21 @@ describe("__proto__ and constructor.prototype keys", () => {
 function hostileJson(): fc.Arbitrary<unknown> {
   const key = fc.oneof(
     { weight: 3, arbitrary: fc.string({ maxLength: 6 }) },
-    { weight: 2, arbitrary: fc.constantFrom("__proto__", "constructor", "prototype", "toString", "valueOf", "hasOwnProperty", "then", "type", "request_id", "seq") },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        "__proto__",
+        "constructor",
+        "prototype",
+        "toString",
+        "valueOf",
+        "hasOwnProperty",
+        "then",
+        "type",
+        "request_id",
+        "seq",
+      ),
+    },
   );
   const { value } = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
     value: fc.oneof(
@@ -195,7 +244,8 @@ function hostileJson(): fc.Arbitrary<unknown> {
     array: fc.array(tie("value"), { maxLength: 5 }),
     object: fc.array(fc.tuple(key, tie("value")), { maxLength: 6 }).map((entries) => {
       const object: Record<string, unknown> = {};
-      for (const [name, item] of entries) Object.defineProperty(object, name, { value: item, enumerable: true, writable: true, configurable: true });
+      for (const [name, item] of entries)
+        Object.defineProperty(object, name, { value: item, enumerable: true, writable: true, configurable: true });
       return object;
     }),
   }));
@@ -221,7 +271,11 @@ describe(`${GENERATED.toLocaleString("en")} fast-check JSON values (seed ${SEED}
       const value = values[index];
       let text = JSON.stringify(value);
       if (index % 2 === 1 && typeof value === "object" && value !== null && !Array.isArray(value)) {
-        const dressed = { ...Object.fromEntries(Object.entries(value)), type: INBOUND_TYPES[index % INBOUND_TYPES.length], runtime: HOSTILE_RUNTIME };
+        const dressed = {
+          ...Object.fromEntries(Object.entries(value)),
+          type: INBOUND_TYPES[index % INBOUND_TYPES.length],
+          runtime: HOSTILE_RUNTIME,
+        };
         text = JSON.stringify(dressed);
       }
       runtime.sendText(text);
@@ -245,7 +299,8 @@ describe(`${GENERATED.toLocaleString("en")} fast-check JSON values (seed ${SEED}
         const input = isObject && (start + offset) % 2 === 0 ? JSON.stringify(value) : JSON.stringify({ value });
         return call("strip", input, 5_000).then(({ response, ms }) => {
           slowest = Math.max(slowest, ms);
-          if (response === undefined || ms >= ANSWER_DEADLINE_MS) late.push(`#${start + offset}: ${response === undefined ? "no answer within 5 s" : `answered after ${Math.round(ms)} ms`}`);
+          if (response === undefined || ms >= ANSWER_DEADLINE_MS)
+            late.push(`#${start + offset}: ${response === undefined ? "no answer within 5 s" : `answered after ${Math.round(ms)} ms`}`);
         });
       });
       await Promise.all(batch);
@@ -259,7 +314,11 @@ describe(`${GENERATED.toLocaleString("en")} fast-check JSON values (seed ${SEED}
 });
 
 /** A ws client that can wait for the next frame matching a predicate. */
-async function probeClient(url: string): Promise<{ socket: WebSocket; closed: () => boolean; answer(text: string, match: (frame: Record<string, unknown>) => boolean): Promise<number> }> {
+async function probeClient(url: string): Promise<{
+  socket: WebSocket;
+  closed: () => boolean;
+  answer(text: string, match: (frame: Record<string, unknown>) => boolean): Promise<number>;
+}> {
   const socket = new WebSocket(url);
   socket.on("error", () => undefined);
   let closed = false;

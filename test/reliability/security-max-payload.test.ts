@@ -144,7 +144,11 @@ describe("scripted runtime", () => {
     ["a configured cap", SMALL_CAP],
     ["the 16 MiB default", undefined],
   ] as const)("closes a client socket with 1009 on a frame over %s", async (_name, cap) => {
-    const runtime = await startScriptedRuntime({ script: () => undefined, heartbeatIntervalMs: 0, ...(cap ? { maxPayloadBytes: cap } : {}) });
+    const runtime = await startScriptedRuntime({
+      script: () => undefined,
+      heartbeatIntervalMs: 0,
+      ...(cap ? { maxPayloadBytes: cap } : {}),
+    });
     cleanups.push(() => runtime.close());
     const socket = new WebSocket(runtime.url);
     socket.on("error", () => undefined);
@@ -163,7 +167,11 @@ describe("relay", () => {
     ["a configured cap", SMALL_CAP],
     ["the 16 MiB default", undefined],
   ] as const)("closes an SDK status socket and a listener socket with 1009 on a frame over %s", async (_name, cap) => {
-    const relay = await startRelay({ listenerMode: "single", heartbeatIntervalMs: 0, ...(cap ? { maxSdkFrameBytes: cap, maxListenerFrameBytes: cap } : {}) });
+    const relay = await startRelay({
+      listenerMode: "single",
+      heartbeatIntervalMs: 0,
+      ...(cap ? { maxSdkFrameBytes: cap, maxListenerFrameBytes: cap } : {}),
+    });
     cleanups.push(() => relay.close());
     const listener = await SingleSocketListener.start(relay.httpUrl, undefined);
     cleanups.push(() => listener.terminate());

@@ -28,13 +28,22 @@ let relay: RelayProcess;
 const cleanups: Array<() => void> = [];
 
 beforeAll(async () => {
-  relay = await startRelayProcess({ hoarder: [KEY_HOARDER], victim: [KEY_VICTIM] }, [
-    "--listener-mode", "single",
-    "--heartbeat-interval-ms", "0",
-    "--max-unacked-bytes", String(SESSION_BOUND),
-    "--max-unacked-bytes-per-tenant", String(TENANT_BUDGET),
-    "--sdk-resume-window-ms", "600000",
-  ], ["--expose-gc"]);
+  relay = await startRelayProcess(
+    { hoarder: [KEY_HOARDER], victim: [KEY_VICTIM] },
+    [
+      "--listener-mode",
+      "single",
+      "--heartbeat-interval-ms",
+      "0",
+      "--max-unacked-bytes",
+      String(SESSION_BOUND),
+      "--max-unacked-bytes-per-tenant",
+      String(TENANT_BUDGET),
+      "--sdk-resume-window-ms",
+      "600000",
+    ],
+    ["--expose-gc"],
+  );
 });
 
 afterAll(async () => {
@@ -42,15 +51,32 @@ afterAll(async () => {
   await relay?.stop();
 });
 
-function sessionOf(connectionId: string, apiKey: string, sessionId: string, scope: typeof runtime, autoAck: boolean): Promise<RawStatusClient> {
-  return RawStatusClient.connect({ url: relay.url, connectionId, apiKey, sessionId, agentId: scope.agent_id, conversationId: scope.conversation_id, autoAck });
+function sessionOf(
+  connectionId: string,
+  apiKey: string,
+  sessionId: string,
+  scope: typeof runtime,
+  autoAck: boolean,
+): Promise<RawStatusClient> {
+  return RawStatusClient.connect({
+    url: relay.url,
+    connectionId,
+    apiKey,
+    sessionId,
+    agentId: scope.agent_id,
+    conversationId: scope.conversation_id,
+    autoAck,
+  });
 }
 
 describe("memory under non-acking sessions (relay in its own process)", () => {
   it("cuts every non-acking session at its byte bound (4008), keeps the tenant under its budget, and the relay's RSS grows by a small fraction of what was pushed", async () => {
     const hoarder = await FakeListener.start(relay.httpUrl, KEY_HOARDER, { mode: "single", deviceId: "device-h" });
     const victimListener = await FakeListener.start(relay.httpUrl, KEY_VICTIM, { mode: "single", deviceId: "device-v" });
-    cleanups.push(() => hoarder.terminate(), () => victimListener.terminate());
+    cleanups.push(
+      () => hoarder.terminate(),
+      () => victimListener.terminate(),
+    );
     const hoarderId = hoarder.answer.connectionId;
     for (let index = 1; index <= 8; index++) {
       const detached = await sessionOf(hoarderId, KEY_HOARDER, `detached-${index}`, runtime, false);
@@ -69,7 +95,8 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
         cuts.push(code);
         largestBeforeCut = Math.max(largestBeforeCut, readerBytes);
         readerBytes = 0;
-        if (reconnects++ < 20) void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then(
+        if (reconnects++ < 20)
+          void sessionOf(hoarderId, KEY_HOARDER, "reader", runtime, false).then(
             (next) => {
               watch(next);
               reader = next;
@@ -87,8 +114,15 @@ describe("memory under non-acking sessions (relay in its own process)", () => {
     let peakTenantBytes = 0;
     for (let index = 1; index <= FRAMES; index++) {
       hoarder.sendStream({ type: "stream_delta", runtime, event_seq: index, delta: { message_type: "assistant_message", content: pad } });
-      if (index % 8 === 0) victimListener.sendStream({ type: "stream_delta", runtime: victimRuntime, event_seq: index, delta: { message_type: "assistant_message", content: "v" } });
-      if ((hoarder.control?.bufferedAmount ?? 0) > MIB) await until(() => (hoarder.control?.bufferedAmount ?? 0) <= MIB, "the hoarder's socket to drain", 30_000);
+      if (index % 8 === 0)
+        victimListener.sendStream({
+          type: "stream_delta",
+          runtime: victimRuntime,
+          event_seq: index,
+          delta: { message_type: "assistant_message", content: "v" },
+        });
+      if ((hoarder.control?.bufferedAmount ?? 0) > MIB)
+        await until(() => (hoarder.control?.bufferedAmount ?? 0) <= MIB, "the hoarder's socket to drain", 30_000);
       if (index % 8 === 0) {
         const stats = await relay.stats(KEY_HOARDER);
         peakRss = Math.max(peakRss, stats.memory.rss);

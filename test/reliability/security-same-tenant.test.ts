@@ -54,50 +54,97 @@ describe("one tenant", () => {
     await listener.logs.control.waitForType("runtime_start");
     const otherRuntime = await client({ sessionId: "s2", agentId: runtime2.agent_id, conversationId: runtime2.conversation_id });
     const unbound = await client({ sessionId: "s3" });
-    const sameRuntimeOtherKey = await client({ apiKey: KEY_2, sessionId: "s4", agentId: runtime1.agent_id, conversationId: runtime1.conversation_id });
-    listener.sendControl({ type: "external_tool_call_request", request_id: "external-tool-1", runtime: runtime1, tool_call_id: "c1", tool_name: "owned_tool", input: { private: true } });
+    const sameRuntimeOtherKey = await client({
+      apiKey: KEY_2,
+      sessionId: "s4",
+      agentId: runtime1.agent_id,
+      conversationId: runtime1.conversation_id,
+    });
+    listener.sendControl({
+      type: "external_tool_call_request",
+      request_id: "external-tool-1",
+      runtime: runtime1,
+      tool_call_id: "c1",
+      tool_name: "owned_tool",
+      input: { private: true },
+    });
     await owner.waitFor("external_tool_call_request");
 
     const forge = (from: RawStatusClient, label: string) => async () => {
-      from.send({ type: "external_tool_call_response", request_id: "external-tool-1", result: { content: [{ type: "text", text: `forged by ${label}` }] } });
+      from.send({
+        type: "external_tool_call_response",
+        request_id: "external-tool-1",
+        result: { content: [{ type: "text", text: `forged by ${label}` }] },
+      });
       await from.flush("control");
       return {
-        refused: listener.logs.control.ofType("external_tool_call_response").length === 0 && relay.environment(connectionId)!.outstandingCalls.includes("external-tool-1"),
+        refused:
+          listener.logs.control.ofType("external_tool_call_response").length === 0 &&
+          relay.environment(connectionId)!.outstandingCalls.includes("external-tool-1"),
         evidence: "not forwarded; the call is still the owner's",
       };
     };
     await table.attempt("forged answer", "from a session of another runtime", forge(otherRuntime, "s2"));
     await table.attempt("forged answer", "from a session bound to no runtime", forge(unbound, "s3"));
-    await table.attempt("forged answer", "from a session of the same runtime (another key) that does not own the call", forge(sameRuntimeOtherKey, "s4"));
+    await table.attempt(
+      "forged answer",
+      "from a session of the same runtime (another key) that does not own the call",
+      forge(sameRuntimeOtherKey, "s4"),
+    );
     const anonymous = await client({});
     await table.attempt("forged answer", "from an anonymous session", forge(anonymous, "anonymous"));
 
     await table.attempt("foreign-runtime read", "name runtime 1 in a sync from runtime 2's session", async () => {
       otherRuntime.send({ type: "sync", runtime: runtime1, request_id: "s2-sync-r1", recover_approvals: true });
       const answer = await otherRuntime.waitFor("sync_response", { where: (frame) => frame.request_id === "s2-sync-r1" });
-      return { refused: answer.success === false && !reached("sync", "s2-sync-r1"), evidence: `sync_response success:false, not forwarded` };
+      return {
+        refused: answer.success === false && !reached("sync", "s2-sync-r1"),
+        evidence: `sync_response success:false, not forwarded`,
+      };
     });
     await table.attempt("foreign-runtime read", "name runtime 1 in an input from an unbound session", async () => {
       unbound.send({ type: "input", runtime: runtime1, request_id: "s3-input", payload: { kind: "create_message", messages: [] } });
       const answer = await unbound.waitFor("input_accepted", { where: (frame) => frame.request_id === "s3-input" });
-      return { refused: answer.accepted === false && !reached("input", "s3-input"), evidence: `input_accepted accepted:false, not forwarded` };
+      return {
+        refused: answer.accepted === false && !reached("input", "s3-input"),
+        evidence: `input_accepted accepted:false, not forwarded`,
+      };
     });
     await table.attempt("foreign-runtime read", "runtime_start for runtime 1 from runtime 2's session", async () => {
       otherRuntime.send({ type: "runtime_start", request_id: "s2-start-r1", ...runtime1 });
       const answer = await otherRuntime.waitFor("runtime_start_response", { where: (frame) => frame.request_id === "s2-start-r1" });
-      return { refused: answer.success === false && !reached("runtime_start", "s2-start-r1"), evidence: `runtime_start_response success:false, not forwarded` };
+      return {
+        refused: answer.success === false && !reached("runtime_start", "s2-start-r1"),
+        evidence: `runtime_start_response success:false, not forwarded`,
+      };
     });
     await table.attempt("foreign-runtime read", "runtime_external_tools_update for runtime 1 from runtime 2's session", async () => {
-      otherRuntime.send({ type: "runtime_external_tools_update", request_id: "s2-tools-r1", updates: [{ runtimes: [runtime1], external_tools: [] }] });
-      const answer = await otherRuntime.waitFor("runtime_external_tools_update_response", { where: (frame) => frame.request_id === "s2-tools-r1" });
-      return { refused: answer.success === false && !reached("runtime_external_tools_update", "s2-tools-r1"), evidence: "refused, S1's tools untouched" };
+      otherRuntime.send({
+        type: "runtime_external_tools_update",
+        request_id: "s2-tools-r1",
+        updates: [{ runtimes: [runtime1], external_tools: [] }],
+      });
+      const answer = await otherRuntime.waitFor("runtime_external_tools_update_response", {
+        where: (frame) => frame.request_id === "s2-tools-r1",
+      });
+      return {
+        refused: answer.success === false && !reached("runtime_external_tools_update", "s2-tools-r1"),
+        evidence: "refused, S1's tools untouched",
+      };
     });
     await table.attempt("foreign-runtime read", "receive runtime 1's frames on runtime 2's and unbound sessions", async () => {
-      listener.sendStream({ type: "stream_delta", runtime: runtime1, event_seq: 10, delta: { message_type: "assistant_message", content: "private to runtime 1" } });
+      listener.sendStream({
+        type: "stream_delta",
+        runtime: runtime1,
+        event_seq: 10,
+        delta: { message_type: "assistant_message", content: "private to runtime 1" },
+      });
       listener.sendControl({ type: "turn_finished", runtime: runtime1, event_seq: 11, turn_id: "t", stop_reason: "end_turn" });
       await owner.waitFor("turn_finished");
       await letTimePass(100); // on purpose: none of it may reach another session within this window
-      const leaked = [otherRuntime, unbound, anonymous].some((peer) => [...peer.logs.control.frames, ...peer.logs.stream.frames].some((frame) => frame.event_seq === 10 || frame.event_seq === 11));
+      const leaked = [otherRuntime, unbound, anonymous].some((peer) =>
+        [...peer.logs.control.frames, ...peer.logs.stream.frames].some((frame) => frame.event_seq === 10 || frame.event_seq === 11),
+      );
       return { refused: !leaked, evidence: "only runtime 1's sessions got them" };
     });
 
@@ -107,12 +154,24 @@ describe("one tenant", () => {
       return { refused: outcome.kind !== "open", evidence: describeUpgrade(outcome) };
     });
     await table.attempt("sessionId reuse", "S1's sessionId with S1's key but runtime 2 in the URL", async () => {
-      const outcome = await tryUpgrade(relay.statusUrl(connectionId, { channel: "control", sessionId: "s1", ...{ agentId: runtime2.agent_id, conversationId: runtime2.conversation_id } }), KEY_1);
+      const outcome = await tryUpgrade(
+        relay.statusUrl(connectionId, {
+          channel: "control",
+          sessionId: "s1",
+          ...{ agentId: runtime2.agent_id, conversationId: runtime2.conversation_id },
+        }),
+        KEY_1,
+      );
       if (outcome.kind === "open") outcome.socket.terminate();
       return { refused: outcome.kind !== "open", evidence: describeUpgrade(outcome) };
     });
     await table.attempt("sessionId reuse", "runtime 1's identity (no sessionId) with another key gets S1's held frames", async () => {
-      const stranger = await client({ apiKey: KEY_2, agentId: runtime1.agent_id, conversationId: runtime1.conversation_id, autoAck: false });
+      const stranger = await client({
+        apiKey: KEY_2,
+        agentId: runtime1.agent_id,
+        conversationId: runtime1.conversation_id,
+        autoAck: false,
+      });
       await stranger.flush("control");
       const gotHeld = stranger.logs.control.frames.some((frame) => frame.request_id === "external-tool-1");
       return { refused: !gotHeld, evidence: "a session of its own: none of S1's frames" };
@@ -126,8 +185,13 @@ describe("one tenant", () => {
       listener.sendControl({ type: "sync_response", request_id: "s1-pending", success: true, runtime: runtime1 });
       const answer = await owner.waitFor("sync_response", { where: (frame) => frame.request_id === "s1-pending" });
       await otherRuntime.flush("control");
-      const diverted = otherRuntime.logs.control.ofType("sync_response").filter((frame) => frame.request_id === "s1-pending" && frame.success === true).length > 0;
-      return { refused: refusal.success === false && answer.success === true && !diverted, evidence: "the second claim refused; the answer reached S1" };
+      const diverted =
+        otherRuntime.logs.control.ofType("sync_response").filter((frame) => frame.request_id === "s1-pending" && frame.success === true)
+          .length > 0;
+      return {
+        refused: refusal.success === false && answer.success === true && !diverted,
+        evidence: "the second claim refused; the answer reached S1",
+      };
     });
 
     const listenerUrl = (query: Record<string, string>) => {
@@ -154,7 +218,11 @@ describe("one tenant", () => {
     expect(listener.control).toBe(controlBefore);
     expect(controlBefore.readyState).toBe(WebSocket.OPEN);
     expect(listener.closeCodes).toEqual([]);
-    owner.send({ type: "external_tool_call_response", request_id: "external-tool-1", result: { content: [{ type: "text", text: "genuine" }] } });
+    owner.send({
+      type: "external_tool_call_response",
+      request_id: "external-tool-1",
+      result: { content: [{ type: "text", text: "genuine" }] },
+    });
     const answers = await listener.logs.control.waitForType("external_tool_call_response");
     expect(answers).toMatchObject({ request_id: "external-tool-1", result: { content: [{ text: "genuine" }] } } satisfies JsonFrame);
     expect(listener.logs.control.ofType("external_tool_call_response")).toHaveLength(1);

@@ -36,8 +36,10 @@ describe("a reset while 100 answers are in flight (150 ms latency each way)", ()
     const answered = new Map<string, number>();
     listener.control!.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as { type?: string; request_id?: string };
-      if (frame.type === "runtime_start") listener.sendControl({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: RUNTIME });
-      if (frame.type === "external_tool_call_response") answered.set(String(frame.request_id), (answered.get(String(frame.request_id)) ?? 0) + 1);
+      if (frame.type === "runtime_start")
+        listener.sendControl({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: RUNTIME });
+      if (frame.type === "external_tool_call_response")
+        answered.set(String(frame.request_id), (answered.get(String(frame.request_id)) ?? 0) + 1);
     });
     const proxy: FaultProxy = await startFaultProxy({ target: { host: "127.0.0.1", port: Number(new URL(relay.httpUrl).port) } });
     cleanups.push(() => proxy.close());

@@ -20,22 +20,54 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ],
     ["an unknown backend option", { ...base, backend: { ...local, pingInterval: 5 } }, /options\.backend\.pingInterval: is not an option/],
     ["no agent", { backend: local }, /options\.agent: is required/],
-    ["a logger without pino's methods", { ...base, logger: { log() {} } }, /options\.logger: must have debug, info, warn and error functions/],
+    [
+      "a logger without pino's methods",
+      { ...base, logger: { log() {} } },
+      /options\.logger: must have debug, info, warn and error functions/,
+    ],
     ["a tracer that is not one", { ...base, tracer: {} }, /options\.tracer: must be an OpenTelemetry tracer \(with startSpan\) or false/],
     ["logPayloads as a string", { ...base, logPayloads: "yes" }, /options\.logPayloads: must be a boolean/],
     ["both agent id and create", { ...base, agent: { id: "a", create: { model: "m" } } }, /options\.agent: takes either id or create/],
     ["an empty agent id", { ...base, agent: { id: " " } }, /options\.agent\.id: must not be empty/],
     ["create without a model", { ...base, agent: { create: {} } }, /options\.agent\.create\.model: is required/],
     ["a typo'd option (`tool:`)", { ...base, tool: [] }, /options\.tool: is not an option \(did you mean "tools"\?\)/],
-    ["mode \"default\" (another SDK's name)", { ...base, mode: "default" }, /options\.mode: must be "standard", "acceptEdits", "unrestricted" or "strict"/],
+    [
+      'mode "default" (another SDK\'s name)',
+      { ...base, mode: "default" },
+      /options\.mode: must be "standard", "acceptEdits", "unrestricted" or "strict"/,
+    ],
     ["a non-string clientInfo.name", { ...base, clientInfo: { name: 5 } }, /options\.clientInfo\.name: must be a string/],
     ["an unknown clientInfo key", { ...base, clientInfo: { name: "app", vendor: "x" } }, /options\.clientInfo\.vendor: is not an option/],
-    ["a cloud backend without environment", { ...base, backend: { ...cloud, environment: undefined } }, /options\.backend\.environment: is required/],
-    ["an empty cloud environment", { ...base, backend: { ...cloud, environment: {} } }, /options\.backend\.environment: needs exactly one of/],
-    ["a cloud environment with two selectors", { ...base, backend: { ...cloud, environment: { name: "a", id: "b" } } }, /options\.backend\.environment: needs exactly one of/],
-    ["a typo'd cloud option", { ...base, backend: { ...cloud, enviroment: { name: "a" } } }, /options\.backend\.enviroment: is not an option/],
-    ["a non-http cloud baseUrl", { ...base, backend: { ...cloud, baseUrl: "ftp://example.invalid" } }, /options\.backend\.baseUrl: must be an http\(s\) URL/],
-    ["a cloud auth mode that does not exist", { ...base, backend: { ...cloud, auth: "cookie" } }, /options\.backend\.auth: must be "header" or "query"/],
+    [
+      "a cloud backend without environment",
+      { ...base, backend: { ...cloud, environment: undefined } },
+      /options\.backend\.environment: is required/,
+    ],
+    [
+      "an empty cloud environment",
+      { ...base, backend: { ...cloud, environment: {} } },
+      /options\.backend\.environment: needs exactly one of/,
+    ],
+    [
+      "a cloud environment with two selectors",
+      { ...base, backend: { ...cloud, environment: { name: "a", id: "b" } } },
+      /options\.backend\.environment: needs exactly one of/,
+    ],
+    [
+      "a typo'd cloud option",
+      { ...base, backend: { ...cloud, enviroment: { name: "a" } } },
+      /options\.backend\.enviroment: is not an option/,
+    ],
+    [
+      "a non-http cloud baseUrl",
+      { ...base, backend: { ...cloud, baseUrl: "ftp://example.invalid" } },
+      /options\.backend\.baseUrl: must be an http\(s\) URL/,
+    ],
+    [
+      "a cloud auth mode that does not exist",
+      { ...base, backend: { ...cloud, auth: "cookie" } },
+      /options\.backend\.auth: must be "header" or "query"/,
+    ],
     ["local with both url and spawn", { ...base, backend: { ...local, spawn: true } }, /options\.backend: .*exactly one of `url`/],
     ["local with neither url nor spawn", { ...base, backend: { kind: "local" } }, /options\.backend: .*exactly one of `url`/],
     ["a local url with a token query", { ...base, backend: { ...local, url: `${url}?token=x` } }, /token/],
@@ -45,7 +77,11 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ["a negative stall probe", { ...base, turnStallProbeMs: -1 }, /options\.turnStallProbeMs: must be >= 0/],
     ["tools that are not an array", { ...base, tools: "get_weather" }, /options\.tools: must be an array/],
     ["a workspace that is neither", { ...base, workspace: "shared" }, /options\.workspace: must be "isolated" or \{ cwd/],
-    ["an isolated workspace on cloud", { ...base, workspace: "isolated", backend: cloud }, /options\.workspace: "isolated" applies to the local backend only/],
+    [
+      "an isolated workspace on cloud",
+      { ...base, workspace: "isolated", backend: cloud },
+      /options\.workspace: "isolated" applies to the local backend only/,
+    ],
     ["a canUseTool that is not a function", { ...base, canUseTool: "allow" }, /options\.canUseTool: must be a function/],
     ["a signal that is not an AbortSignal", { ...base, signal: { aborted: false } }, /options\.signal: must be an AbortSignal/],
     ["a call cache of zero entries", { ...base, callLimits: { maxCachedCalls: 0 } }, /options\.callLimits\.maxCachedCalls: must be > 0/],
@@ -58,27 +94,73 @@ export function badSessionOptions(url: string): BadOptionCase[] {
 /** The `backend.sandbox` rows (SDK-managed cloud sandboxes). */
 function badSandboxOptions(base: Record<string, unknown>, cloud: Record<string, unknown>): BadOptionCase[] {
   const commit = "0123456789abcdef0123456789abcdef01234567";
-  const sandbox = (options: unknown) => ({ ...base, agent: { id: "agent-1" }, backend: { ...cloud, environment: undefined, sandbox: options } });
-  const repository = (entry: Record<string, unknown>) => sandbox({ githubRepositories: [{ owner: "letta-ai", repo: "letta-code", commit, ...entry }] });
+  const sandbox = (options: unknown) => ({
+    ...base,
+    agent: { id: "agent-1" },
+    backend: { ...cloud, environment: undefined, sandbox: options },
+  });
+  const repository = (entry: Record<string, unknown>) =>
+    sandbox({ githubRepositories: [{ owner: "letta-ai", repo: "letta-code", commit, ...entry }] });
   return [
-    ["both environment and sandbox", { ...base, agent: { id: "agent-1" }, backend: { ...cloud, sandbox: {} } }, /options\.backend: takes only one of `environment` or `sandbox`/],
+    [
+      "both environment and sandbox",
+      { ...base, agent: { id: "agent-1" }, backend: { ...cloud, sandbox: {} } },
+      /options\.backend: takes only one of `environment` or `sandbox`/,
+    ],
     ["a sandbox that is not an object", sandbox(true), /options\.backend\.sandbox: must be an object/],
     ["a typo'd sandbox option", sandbox({ ttlMinute: 5 }), /options\.backend\.sandbox\.ttlMinute: is not an option/],
     ["a TTL of 0 minutes", sandbox({ ttlMinutes: 0 }), /options\.backend\.sandbox\.ttlMinutes: must be 1-60 minutes/],
     ["a TTL of 61 minutes", sandbox({ ttlMinutes: 61 }), /options\.backend\.sandbox\.ttlMinutes: must be 1-60 minutes/],
     ["a fractional TTL", sandbox({ ttlMinutes: 1.5 }), /options\.backend\.sandbox\.ttlMinutes: must be a whole number/],
-    ["an unknown sandbox class", sandbox({ sandboxClass: "gpu" }), /options\.backend\.sandbox\.sandboxClass: must be "linux-vm" or "container"/],
+    [
+      "an unknown sandbox class",
+      sandbox({ sandboxClass: "gpu" }),
+      /options\.backend\.sandbox\.sandboxClass: must be "linux-vm" or "container"/,
+    ],
     ["an unknown create route", sandbox({ createRoute: "v2" }), /options\.backend\.sandbox\.createRoute: must be "agent" or "sandboxes"/],
     ["a negative ready timeout", sandbox({ readyTimeoutMs: -1 }), /options\.backend\.sandbox\.readyTimeoutMs: must be > 0/],
     ["a zero refresh interval", sandbox({ refreshIntervalMs: 0 }), /options\.backend\.sandbox\.refreshIntervalMs: must be > 0/],
-    ["eleven repositories", sandbox({ githubRepositories: Array.from({ length: 11 }, (_, index) => ({ owner: "o", repo: `r${index}`, commit })) }), /options\.backend\.sandbox\.githubRepositories: takes at most 10/],
-    ["a repository named twice", sandbox({ githubRepositories: [{ owner: "o", repo: "r", commit }, { owner: "O", repo: "R", commit }] }), /githubRepositories: names a repository twice/],
+    [
+      "eleven repositories",
+      sandbox({ githubRepositories: Array.from({ length: 11 }, (_, index) => ({ owner: "o", repo: `r${index}`, commit })) }),
+      /options\.backend\.sandbox\.githubRepositories: takes at most 10/,
+    ],
+    [
+      "a repository named twice",
+      sandbox({
+        githubRepositories: [
+          { owner: "o", repo: "r", commit },
+          { owner: "O", repo: "R", commit },
+        ],
+      }),
+      /githubRepositories: names a repository twice/,
+    ],
     ["a short commit", repository({ commit: "abc1234" }), /githubRepositories\[0\]\.commit: must be a full 40-hex-digit commit SHA/],
-    ["a branch instead of a commit", repository({ commit: "main" }), /githubRepositories\[0\]\.commit: must be a full 40-hex-digit commit SHA/],
-    ["an owner with a slash", repository({ owner: "letta-ai/letta" }), /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/],
-    ["an owner ending in a hyphen", repository({ owner: "letta-" }), /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/],
+    [
+      "a branch instead of a commit",
+      repository({ commit: "main" }),
+      /githubRepositories\[0\]\.commit: must be a full 40-hex-digit commit SHA/,
+    ],
+    [
+      "an owner with a slash",
+      repository({ owner: "letta-ai/letta" }),
+      /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/,
+    ],
+    [
+      "an owner ending in a hyphen",
+      repository({ owner: "letta-" }),
+      /githubRepositories\[0\]\.owner: must be a GitHub user or organisation/,
+    ],
     ["a repo named ..", repository({ repo: ".." }), /githubRepositories\[0\]\.repo: must be a GitHub repository name/],
-    ["a repository without a repo", sandbox({ githubRepositories: [{ owner: "o", commit }] }), /githubRepositories\[0\]\.repo: is required/],
-    ["the agent route without an agent id", { ...base, backend: { ...cloud, environment: undefined, sandbox: {} } }, /options\.backend\.sandbox\.createRoute: is "agent" \(the default\).*agent: \{ id \}/],
+    [
+      "a repository without a repo",
+      sandbox({ githubRepositories: [{ owner: "o", commit }] }),
+      /githubRepositories\[0\]\.repo: is required/,
+    ],
+    [
+      "the agent route without an agent id",
+      { ...base, backend: { ...cloud, environment: undefined, sandbox: {} } },
+      /options\.backend\.sandbox\.createRoute: is "agent" \(the default\).*agent: \{ id \}/,
+    ],
   ];
 }

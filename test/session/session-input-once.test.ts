@@ -30,10 +30,11 @@ async function startServer(): Promise<Server> {
     accept: true,
     live: undefined,
     registrations: 0,
-    close: () => new Promise<void>((resolve) => {
-      for (const client of wss.clients) client.terminate();
-      wss.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => resolve());
+      }),
   };
   wss.on("connection", (socket) => {
     server.live = socket;
@@ -52,7 +53,12 @@ async function startServer(): Promise<Server> {
         const loop = (status: string, active: string[]) => ({
           type: "update_loop_status",
           runtime: RUNTIME,
-          loop_status: { status, active_run_ids: active, executing_tool_call_ids: [], client_message_ids_by_run_id: { [runId]: [messageId] } },
+          loop_status: {
+            status,
+            active_run_ids: active,
+            executing_tool_call_ids: [],
+            client_message_ids_by_run_id: { [runId]: [messageId] },
+          },
         });
         reply(loop("PROCESSING_API_RESPONSE", [runId]));
         reply({ type: "turn_finished", runtime: RUNTIME, run_id: runId, stop_reason: "end_turn" });
@@ -89,7 +95,10 @@ describe("a turn's input is written exactly once", () => {
     const turn = session.send("hello once");
     await expect.poll(() => server.inputs.length).toBe(1);
     server.live!.terminate();
-    await expect(turn.result).rejects.toMatchObject({ code: "INPUT_UNCONFIRMED", message: expect.stringContaining("may or may not have been received") });
+    await expect(turn.result).rejects.toMatchObject({
+      code: "INPUT_UNCONFIRMED",
+      message: expect.stringContaining("may or may not have been received"),
+    });
     await expect.poll(() => server.registrations).toBe(2); // reconnected and registered again
     server.accept = true;
     const next = await session.send("the next message").result;

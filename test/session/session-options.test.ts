@@ -17,7 +17,10 @@ describe("createSession: bad options are refused before anything starts", () => 
   const url = "ws://127.0.0.1:9/ws";
   for (const [name, options, path] of badSessionOptions(url)) {
     it(`refuses ${name} with INVALID_OPTIONS naming the option`, async () => {
-      await expect(createSession(options as SessionOptions)).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringMatching(path) });
+      await expect(createSession(options as SessionOptions)).rejects.toMatchObject({
+        code: "INVALID_OPTIONS",
+        message: expect.stringMatching(path),
+      });
     });
   }
 
@@ -29,11 +32,16 @@ describe("createSession: bad options are refused before anything starts", () => 
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-    expect({ code, output }).toMatchObject({ code: 0, output: expect.stringMatching(/refused with INVALID_OPTIONS before anything opened, no unhandled rejection/) });
+    expect({ code, output }).toMatchObject({
+      code: 0,
+      output: expect.stringMatching(/refused with INVALID_OPTIONS before anything opened, no unhandled rejection/),
+    });
   }, 30_000);
 
   it("names every wrong option, not only the first", async () => {
-    const error = await createSession({ ...base, mode: "default", tool: [], clientInfo: { name: 5 } } as unknown as SessionOptions).catch((caught: unknown) => caught);
+    const error = await createSession({ ...base, mode: "default", tool: [], clientInfo: { name: 5 } } as unknown as SessionOptions).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toMatchObject({ code: "INVALID_OPTIONS" });
     expect((error as ToolrelayError).details?.issues).toEqual([
       'options.mode: must be "standard", "acceptEdits", "unrestricted" or "strict"',
@@ -43,14 +51,21 @@ describe("createSession: bad options are refused before anything starts", () => 
   });
 
   it("keeps the cause of a refused address: ECONNREFUSED in the message and as the cause's code", async () => {
-    const error = await createSession({ ...base, backend: { kind: "local", url: "ws://127.0.0.1:9/ws", reconnect: false } }).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: "CONNECT_FAILED", message: expect.stringContaining("ECONNREFUSED"), cause: { code: "ECONNREFUSED" } });
+    const error = await createSession({ ...base, backend: { kind: "local", url: "ws://127.0.0.1:9/ws", reconnect: false } }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({
+      code: "CONNECT_FAILED",
+      message: expect.stringContaining("ECONNREFUSED"),
+      cause: { code: "ECONNREFUSED" },
+    });
   });
 
   it("keeps the cause of an unresolvable host: the resolver's code in the message and as the cause's code", async () => {
-    const error = (await createSession({ ...base, backend: { kind: "local", url: "ws://nowhere.invalid:4500/ws", reconnect: false } }).catch(
-      (caught: unknown) => caught,
-    )) as ToolrelayError & { cause?: { code?: string } };
+    const error = (await createSession({
+      ...base,
+      backend: { kind: "local", url: "ws://nowhere.invalid:4500/ws", reconnect: false },
+    }).catch((caught: unknown) => caught)) as ToolrelayError & { cause?: { code?: string } };
     expect(error).toMatchObject({ code: "CONNECT_FAILED" });
     expect(error.cause?.code).toMatch(/^(ENOTFOUND|EAI_AGAIN)$/);
     expect(error.message).toContain(error.cause!.code!);
@@ -64,7 +79,15 @@ describe("createSession: bad options are refused before anything starts", () => 
   it("fails at connect, not mid-turn, when the runtime refuses runtime_start", async () => {
     const server = await rawRuntime((frame, reply) => {
       if (frame.type === "runtime_start") {
-        reply({ type: "runtime_start_response", request_id: frame.request_id, success: false, runtime: null, agent: null, conversation: null, error: "Agent agent-x not found" });
+        reply({
+          type: "runtime_start_response",
+          request_id: frame.request_id,
+          success: false,
+          runtime: null,
+          agent: null,
+          conversation: null,
+          error: "Agent agent-x not found",
+        });
       }
     });
     await expect(createSession({ backend: { kind: "local", url: server.url }, agent: { id: "agent-x" } })).rejects.toMatchObject({

@@ -21,7 +21,13 @@ afterEach(async () => {
 async function setup(): Promise<{ session: Session; socket: WebSocket; received: Array<Record<string, unknown>>; runs: string[] }> {
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
-  cleanups.push(() => new Promise<void>((resolve) => (wss.clients.forEach((client) => client.terminate()), wss.close(() => resolve()))));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => resolve());
+      }),
+  );
   const received: Array<Record<string, unknown>> = [];
   let socket: WebSocket | undefined;
   wss.on("connection", (connection) => {
@@ -29,11 +35,20 @@ async function setup(): Promise<{ session: Session; socket: WebSocket; received:
     connection.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as Record<string, unknown> & { type: string };
       received.push(frame);
-      if (frame.type === "runtime_start") connection.send(JSON.stringify({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: MINE }));
+      if (frame.type === "runtime_start")
+        connection.send(JSON.stringify({ type: "runtime_start_response", request_id: frame.request_id, success: true, runtime: MINE }));
     });
   });
   const runs: string[] = [];
-  const echo = defineTool({ name: "echo", description: "Echo", inputSchema: z.object({ text: z.string() }), execute: ({ text }, { conversationId }) => (runs.push(`${conversationId}:${text}`), text) });
+  const echo = defineTool({
+    name: "echo",
+    description: "Echo",
+    inputSchema: z.object({ text: z.string() }),
+    execute: ({ text }, { conversationId }) => {
+      runs.push(`${conversationId}:${text}`);
+      return text;
+    },
+  });
   const session = await createSession({
     backend: { kind: "local", url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws`, pingIntervalMs: 0 },
     agent: { id: MINE.agent_id },
@@ -47,7 +62,15 @@ async function setup(): Promise<{ session: Session; socket: WebSocket; received:
 }
 
 const request = (requestId: string, runtime: object | undefined, text = "hi", extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ type: "external_tool_call_request", request_id: requestId, ...(runtime ? { runtime } : {}), tool_call_id: `call-${requestId}`, tool_name: "echo", input: { text }, ...extra });
+  JSON.stringify({
+    type: "external_tool_call_request",
+    request_id: requestId,
+    ...(runtime ? { runtime } : {}),
+    tool_call_id: `call-${requestId}`,
+    tool_name: "echo",
+    input: { text },
+    ...extra,
+  });
 
 describe("a session answers only for its own runtime", () => {
   it("leaves another conversation's tool call alone and runs its own", async () => {
@@ -59,7 +82,9 @@ describe("a session answers only for its own runtime", () => {
     await expect.poll(() => received.filter((frame) => frame.type === "external_tool_call_response").length).toBe(1);
     expect(received.filter((frame) => frame.type === "external_tool_call_response").map((frame) => frame.request_id)).toEqual(["mine-1"]);
     expect(runs).toEqual(["conv-mine:hi"]);
-    expect(foreign).toEqual([{ type: "external_tool_call_request", requestId: "theirs-1", agentId: THEIRS.agent_id, conversationId: THEIRS.conversation_id }]);
+    expect(foreign).toEqual([
+      { type: "external_tool_call_request", requestId: "theirs-1", agentId: THEIRS.agent_id, conversationId: THEIRS.conversation_id },
+    ]);
   });
 
   it("leaves another runtime's approval alone (no deny) and answers its own", async () => {
@@ -67,19 +92,34 @@ describe("a session answers only for its own runtime", () => {
     const foreign: ForeignFrameEvent[] = [];
     session.on("foreign-frame", (event) => foreign.push(event));
     const approval = (requestId: string, runtime: object) =>
-      JSON.stringify({ type: "control_request", request_id: requestId, runtime, request: { subtype: "can_use_tool", tool_name: "echo", input: { text: "x" }, tool_call_id: requestId } });
+      JSON.stringify({
+        type: "control_request",
+        request_id: requestId,
+        runtime,
+        request: { subtype: "can_use_tool", tool_name: "echo", input: { text: "x" }, tool_call_id: requestId },
+      });
     socket.send(approval("perm-theirs", THEIRS));
     socket.send(approval("perm-mine", MINE));
     await expect.poll(() => received.filter((frame) => frame.type === "input").length).toBe(1);
-    const answered = received.filter((frame) => frame.type === "input").map((frame) => (frame.payload as { request_id: string; decision: unknown }));
+    const answered = received
+      .filter((frame) => frame.type === "input")
+      .map((frame) => frame.payload as { request_id: string; decision: unknown });
     expect(answered).toEqual([expect.objectContaining({ request_id: "perm-mine", decision: { behavior: "allow" } })]);
     expect(foreign.map((event) => event.requestId)).toEqual(["perm-theirs"]);
   });
 
   it.each([
     ["a request_id over 256 characters", () => request("r".repeat(300), MINE), /request_id is longer than 256/],
-    ["a tool_call_id over 512 characters", () => request("long-call", MINE, "hi", { tool_call_id: "c".repeat(600) }), /tool_call_id is longer than 512/],
-    ["a tool_name over 256 characters", () => request("long-name", MINE, "hi", { tool_name: "n".repeat(300) }), /tool_name is longer than 256/],
+    [
+      "a tool_call_id over 512 characters",
+      () => request("long-call", MINE, "hi", { tool_call_id: "c".repeat(600) }),
+      /tool_call_id is longer than 512/,
+    ],
+    [
+      "a tool_name over 256 characters",
+      () => request("long-name", MINE, "hi", { tool_name: "n".repeat(300) }),
+      /tool_name is longer than 256/,
+    ],
   ])("answers %s with an error and runs nothing", async (_label, frame, reason) => {
     const { session, socket, received, runs } = await setup();
     const refused: ToolCallRefusedEvent[] = [];

@@ -31,7 +31,6 @@ afterEach(async () => {
   for (const runtime of runtimes.splice(0)) await runtime.close();
 });
 
-
 /** A promise with its resolver, for tools that wait on the test. */
 export function deferred<T = void>() {
   let resolve!: (value: T) => void;

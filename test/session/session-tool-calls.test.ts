@@ -226,7 +226,9 @@ describe("session: client tool calls over the scripted runtime", () => {
       await until(
         () =>
           runtime.sentFrames.some(
-            (record) => record.type === "runtime_external_tools_update_response" && (record.frame as { request_id: string }).request_id === `wipe-${reassert}`,
+            (record) =>
+              record.type === "runtime_external_tools_update_response" &&
+              (record.frame as { request_id: string }).request_id === `wipe-${reassert}`,
           ),
         "the wipe applied",
       );

@@ -10,7 +10,8 @@ import { createSession, defineTool, defineToolSource, type ClientTool, type Open
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
 const plain = defineTool({ name: "plain_tool", description: "A plain tool", inputSchema: z.object({}), execute: () => "plain" });
-const named = (name: string, text = name): ClientTool => defineTool({ name, description: `The ${name} tool`, inputSchema: { type: "object" }, execute: () => text });
+const named = (name: string, text = name): ClientTool =>
+  defineTool({ name, description: `The ${name} tool`, inputSchema: { type: "object" }, execute: () => text });
 
 /** A hand-made source whose tools the test changes, recording what the session did with it. */
 function fakeSource(initial: ClientTool[], options: { failOpen?: Error; label?: string } = {}) {
@@ -107,7 +108,11 @@ describe("session: tool sources", () => {
     const good = fakeSource([named("first")]);
     const bad = fakeSource([], { failOpen: new Error("spawn ENOENT"), label: "bad source" });
     await expect(
-      createSession({ backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 }, agent: { create: { model: "scripted/test" } }, tools: [good.source, bad.source] }),
+      createSession({
+        backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 },
+        agent: { create: { model: "scripted/test" } },
+        tools: [good.source, bad.source],
+      }),
     ).rejects.toMatchObject({ code: "CONNECT_FAILED", message: expect.stringContaining("spawn ENOENT") });
     expect(good.record).toEqual({ opened: 1, closed: 1 });
     expect(runtime.frames.filter((record) => (record.frame as { type?: string }).type === "runtime_start")).toEqual([]);

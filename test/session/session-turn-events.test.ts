@@ -14,7 +14,12 @@ describe("turn events are the turn's own", () => {
     const runtime = await scriptedRuntime({
       script: async (turn) => {
         await turn.say("Delegating. ");
-        await turn.runBuiltinTool("Agent", { subagent_type: "general-purpose", description: "look", prompt: "look" }, "Task running in background", { stream: false });
+        await turn.runBuiltinTool(
+          "Agent",
+          { subagent_type: "general-purpose", description: "look", prompt: "look" },
+          "Task running in background",
+          { stream: false },
+        );
         const subagent = turn.subagent({ description: "look" });
         await subagent.say("SUBAGENT TEXT");
         await subagent.runTool("Bash", { command: "ls" }, "a\nb\n", { toolCallId: "call_1" });
@@ -30,14 +35,35 @@ describe("turn events are the turn's own", () => {
 
     expect(result.text).toBe("Delegating. Done.");
     expect(result.stopReason).toBe("end_turn");
-    expect(seen).toEqual(["assistant", "tool-call", "tool-result", "subagent:assistant", "subagent:tool-call", "subagent:tool-result", "assistant", "stop"]);
+    expect(seen).toEqual([
+      "assistant",
+      "tool-call",
+      "tool-result",
+      "subagent:assistant",
+      "subagent:tool-call",
+      "subagent:tool-result",
+      "assistant",
+      "stop",
+    ]);
     const own = result.events.filter((event) => event.type === "tool-call");
     expect(own).toEqual([expect.objectContaining({ toolName: "Agent", owner: "runtime" })]);
     const subagent = result.events.filter((event) => event.type === "subagent");
     expect(subagent).toEqual([
-      { type: "subagent", subagentId: expect.stringMatching(/^subagent-/), event: expect.objectContaining({ type: "assistant", text: "SUBAGENT TEXT" }) },
-      { type: "subagent", subagentId: expect.any(String), event: expect.objectContaining({ type: "tool-call", toolName: "Bash", toolCallId: "call_1", owner: "runtime" }) },
-      { type: "subagent", subagentId: expect.any(String), event: expect.objectContaining({ type: "tool-result", toolName: "Bash", text: "a\nb\n", owner: "runtime" }) },
+      {
+        type: "subagent",
+        subagentId: expect.stringMatching(/^subagent-/),
+        event: expect.objectContaining({ type: "assistant", text: "SUBAGENT TEXT" }),
+      },
+      {
+        type: "subagent",
+        subagentId: expect.any(String),
+        event: expect.objectContaining({ type: "tool-call", toolName: "Bash", toolCallId: "call_1", owner: "runtime" }),
+      },
+      {
+        type: "subagent",
+        subagentId: expect.any(String),
+        event: expect.objectContaining({ type: "tool-result", toolName: "Bash", text: "a\nb\n", owner: "runtime" }),
+      },
     ]);
   });
 
@@ -55,7 +81,9 @@ describe("turn events are the turn's own", () => {
     const result = await session.send("go").result;
     expect(runs).toBe(0);
     expect(result.events.filter((event) => event.type === "tool-call" || event.type === "tool-result")).toEqual([]);
-    expect(result.events.find((event) => event.type === "subagent" && event.event.type === "tool-call")).toMatchObject({ event: { owner: "runtime" } });
+    expect(result.events.find((event) => event.type === "subagent" && event.event.type === "tool-call")).toMatchObject({
+      event: { owner: "runtime" },
+    });
   });
 
   it("one tool-result per runtime tool call: the streamed snapshots are tool-output events", async () => {
@@ -69,8 +97,19 @@ describe("turn events are the turn's own", () => {
     const result = await session.send("count").result;
     const tools = result.events.filter((event) => event.type.startsWith("tool"));
     expect(tools.map((event) => event.type)).toEqual(["tool-call", "tool-output", "tool-output", "tool-output", "tool-result"]);
-    expect(tools.filter((event) => event.type === "tool-output").map((event) => event.type === "tool-output" && event.text)).toEqual(["one", "one\ntwo", "one\ntwo\nthree"]);
-    expect(tools.at(-1)).toEqual({ type: "tool-result", toolCallId: "call_0", toolName: "Bash", isError: false, text: "one\ntwo\nthree\n", owner: "runtime" });
+    expect(tools.filter((event) => event.type === "tool-output").map((event) => event.type === "tool-output" && event.text)).toEqual([
+      "one",
+      "one\ntwo",
+      "one\ntwo\nthree",
+    ]);
+    expect(tools.at(-1)).toEqual({
+      type: "tool-result",
+      toolCallId: "call_0",
+      toolName: "Bash",
+      isError: false,
+      text: "one\ntwo\nthree\n",
+      owner: "runtime",
+    });
     expect(result.text).toBe("counted");
   });
 
@@ -96,6 +135,8 @@ describe("turn events are the turn's own", () => {
     const second = await session.send("row-2").result;
     expect(rows).toEqual(["row-1", "row-2"]);
     expect([first.text, second.text]).toEqual(["appended row-1", "appended row-2"]);
-    expect(second.events.filter((event) => event.type === "tool-result")).toEqual([expect.objectContaining({ toolCallId: "call_0", text: "appended row-2" })]);
+    expect(second.events.filter((event) => event.type === "tool-result")).toEqual([
+      expect.objectContaining({ toolCallId: "call_0", text: "appended row-2" }),
+    ]);
   });
 });

@@ -59,14 +59,21 @@ describe("turn events from the real peer's frames", () => {
     expect(result.text).not.toContain("subagent");
     expect(result.stopReason).toBe("end_turn");
     const own = result.events.filter((event) => event.type !== "subagent");
-    expect(own.filter((event) => event.type === "tool-call").map((event) => event.type === "tool-call" && event.toolName)).toEqual(["Agent"]);
+    expect(own.filter((event) => event.type === "tool-call").map((event) => event.type === "tool-call" && event.toolName)).toEqual([
+      "Agent",
+    ]);
     expect(own.filter((event) => event.type === "tool-result")).toHaveLength(1);
 
     const subagent = result.events.filter((event) => event.type === "subagent");
     expect(subagent.length).toBeGreaterThan(0);
     const subagentId = subagentFrames[0]!.frame.subagent_id;
     expect(subagent.every((event) => event.type === "subagent" && event.subagentId === subagentId)).toBe(true);
-    expect(subagent.map((event) => event.type === "subagent" && event.event.type)).toEqual(["assistant", "tool-call", "tool-result", "assistant"]);
+    expect(subagent.map((event) => event.type === "subagent" && event.event.type)).toEqual([
+      "assistant",
+      "tool-call",
+      "tool-result",
+      "assistant",
+    ]);
     expect(subagent[0]).toMatchObject({ event: { type: "assistant", text: "subagent text before its tool" } });
     expect(subagent[1]).toMatchObject({ event: { type: "tool-call", toolName: "Bash", owner: "runtime" } });
     expect(subagent[2]).toMatchObject({ event: { type: "tool-result", toolName: "Bash", text: "from-subagent\n", owner: "runtime" } });
@@ -75,16 +82,29 @@ describe("turn events from the real peer's frames", () => {
   it("a runtime tool's growing snapshots become tool-output events and exactly one tool-result with the final text", async () => {
     const result = await replayTurn("bash-snapshots");
     const returns = transcript("bash-snapshots").filter(
-      (entry) => entry.frame.type === "stream_delta" && (entry.frame.delta as { message_type?: string }).message_type === "tool_return_message",
+      (entry) =>
+        entry.frame.type === "stream_delta" && (entry.frame.delta as { message_type?: string }).message_type === "tool_return_message",
     );
     expect(returns.length).toBeGreaterThan(2); // several tool_return_message frames for one call
 
     const results = result.events.filter((event) => event.type === "tool-result");
     expect(results).toEqual([
-      { type: "tool-result", toolCallId: "call_1", toolName: "Bash", isError: false, text: "line1\nline2\nline3\nline4\n", owner: "runtime" },
+      {
+        type: "tool-result",
+        toolCallId: "call_1",
+        toolName: "Bash",
+        isError: false,
+        text: "line1\nline2\nline3\nline4\n",
+        owner: "runtime",
+      },
     ]);
     const outputs = result.events.filter((event) => event.type === "tool-output");
-    expect(outputs.map((event) => event.type === "tool-output" && event.text)).toEqual(["line1", "line1\nline2", "line1\nline2\nline3", "line1\nline2\nline3\nline4"]);
+    expect(outputs.map((event) => event.type === "tool-output" && event.text)).toEqual([
+      "line1",
+      "line1\nline2",
+      "line1\nline2\nline3",
+      "line1\nline2\nline3\nline4",
+    ]);
     const order = result.events.map((event) => event.type).filter((type) => type.startsWith("tool"));
     expect(order).toEqual(["tool-call", "tool-output", "tool-output", "tool-output", "tool-output", "tool-result"]);
     expect(result.stopReason).toBe("end_turn");
@@ -92,9 +112,18 @@ describe("turn events from the real peer's frames", () => {
 
   it("a turn waiting behind the runtime's own <task-notification> turn takes none of its text and does not end with it", async () => {
     const entries = transcript("subagent-during-turn").filter((entry) => entry.client === "A");
-    const input = entries.find((entry) => entry.direction === "outbound" && entry.frame.type === "input")!.frame as { runtime: RuntimeScope };
+    const input = entries.find((entry) => entry.direction === "outbound" && entry.frame.type === "input")!.frame as {
+      runtime: RuntimeScope;
+    };
     const firstFinished = entries.findIndex((entry) => entry.frame.type === "turn_finished");
-    const tracker = new TurnTracker({ timers: systemTimers, runtime: () => input.runtime, isClientTool: () => false, pendingCalls: () => 0, probe: () => undefined, stallProbeMs: 0 });
+    const tracker = new TurnTracker({
+      timers: systemTimers,
+      runtime: () => input.runtime,
+      isClientTool: () => false,
+      pendingCalls: () => 0,
+      probe: () => undefined,
+      stallProbeMs: 0,
+    });
     const feed = (slice: Entry[]) => {
       for (const entry of slice) {
         if (entry.direction !== "inbound") continue;
@@ -124,7 +153,14 @@ describe("turn events from the real peer's frames", () => {
   it("a repeated final tool_return_message of one call is dropped; a reused tool_call_id in a new call gets its own result", async () => {
     const turn = Turn.create(async () => undefined);
     const call = (id: string) => ({ type: "tool-call" as const, toolCallId: id, toolName: "Bash", input: {}, owner: "runtime" as const });
-    const result = (id: string, text: string) => ({ type: "tool-result" as const, toolCallId: id, toolName: "Bash", isError: false, text, owner: "runtime" as const });
+    const result = (id: string, text: string) => ({
+      type: "tool-result" as const,
+      toolCallId: id,
+      toolName: "Bash",
+      isError: false,
+      text,
+      owner: "runtime" as const,
+    });
     turn.push(call("call_0"));
     turn.push(result("call_0", "first"));
     turn.push(result("call_0", "first, again"));
@@ -133,13 +169,10 @@ describe("turn events from the real peer's frames", () => {
     turn.push({ type: "subagent", subagentId: "sub-1", event: result("call_0", "the subagent's own call_0") });
     turn.finish("end_turn");
     const events = (await turn.result).events;
-    expect(events.map((event) => (event.type === "tool-result" ? event.text : event.type === "subagent" ? `subagent:${event.event.type}` : event.type))).toEqual([
-      "tool-call",
-      "first",
-      "tool-call",
-      "second",
-      "subagent:tool-result",
-      "stop",
-    ]);
+    expect(
+      events.map((event) =>
+        event.type === "tool-result" ? event.text : event.type === "subagent" ? `subagent:${event.event.type}` : event.type,
+      ),
+    ).toEqual(["tool-call", "first", "tool-call", "second", "subagent:tool-result", "stop"]);
   });
 });

@@ -7,7 +7,11 @@ import type { StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from 
 const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
 
 function loop(status: string, activeRunIds: string[], byRun: Record<string, string[]>): UpdateLoopStatusFrame {
-  return { type: "update_loop_status", runtime, loop_status: { status, active_run_ids: activeRunIds, executing_tool_call_ids: [], client_message_ids_by_run_id: byRun } } as UpdateLoopStatusFrame;
+  return {
+    type: "update_loop_status",
+    runtime,
+    loop_status: { status, active_run_ids: activeRunIds, executing_tool_call_ids: [], client_message_ids_by_run_id: byRun },
+  } as UpdateLoopStatusFrame;
 }
 
 function finished(runId: string, stopReason = "end_turn"): TurnFinishedFrame {
@@ -15,7 +19,11 @@ function finished(runId: string, stopReason = "end_turn"): TurnFinishedFrame {
 }
 
 function say(text: string): StreamDeltaFrame {
-  return { type: "stream_delta", runtime, delta: { message_type: "assistant_message", id: "m1", content: [{ type: "text", text }] } } as StreamDeltaFrame;
+  return {
+    type: "stream_delta",
+    runtime,
+    delta: { message_type: "assistant_message", id: "m1", content: [{ type: "text", text }] },
+  } as StreamDeltaFrame;
 }
 
 describe("TurnTracker", () => {

@@ -133,9 +133,7 @@ function startReaper(childPid: number, home: string): ChildProcess {
 export function assertPeerInstalled(): void {
   for (const file of [LETTA_NODE_BINARY, LETTA_CLI]) {
     if (!existsSync(file)) {
-      throw new Error(
-        `The real Letta Code peer is not installed (${file} is missing). Run: node scripts/ensure-letta-peer.mjs`,
-      );
+      throw new Error(`The real Letta Code peer is not installed (${file} is missing). Run: node scripts/ensure-letta-peer.mjs`);
     }
   }
 }
@@ -199,8 +197,7 @@ export function spawnPeerProcess(options: SpawnPeerOptions): PeerProcess {
     });
   });
 
-  const output = () =>
-    `--- stdout ---\n${stdoutLines.join("\n")}\n--- stderr ---\n${stderrLines.join("\n")}`;
+  const output = () => `--- stdout ---\n${stdoutLines.join("\n")}\n--- stderr ---\n${stderrLines.join("\n")}`;
 
   let stopping: Promise<void> | undefined;
 
@@ -241,11 +238,7 @@ export function spawnPeerProcess(options: SpawnPeerOptions): PeerProcess {
           if (!lineListeners.has(onLine)) return;
           setTimeout(() => {
             if (!lineListeners.has(onLine)) return;
-            finish(
-              new Error(
-                `${options.label}: exited (code ${info.code}, signal ${info.signal}) before ${description}\n${output()}`,
-              ),
-            );
+            finish(new Error(`${options.label}: exited (code ${info.code}, signal ${info.signal}) before ${description}\n${output()}`));
           }, 50);
         });
       });

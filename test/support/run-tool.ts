@@ -12,7 +12,12 @@ export interface RunToolOptions {
   context?: Partial<ToolCallContext>;
 }
 
-export async function runTool(registry: ToolRegistry, toolName: string, input: unknown, options: RunToolOptions = {}): Promise<CallOutcome> {
+export async function runTool(
+  registry: ToolRegistry,
+  toolName: string,
+  input: unknown,
+  options: RunToolOptions = {},
+): Promise<CallOutcome> {
   const tool = registry.get(toolName);
   const inputBytes = Buffer.byteLength(JSON.stringify(input) ?? "");
   const refused = preflightToolCall(tool, { toolName, inputBytes, toolNames: () => registry.names() }, options.maxInputBytes ?? 1_048_576);

@@ -38,7 +38,15 @@ describe("scripted model server", () => {
     const response = await chat(server.url, {
       model: "scripted-model",
       stream: true,
-      messages: [{ role: "user", content: [{ type: "text", text: "<system-reminder>x</system-reminder>" }, { type: "text", text: "hi" }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "<system-reminder>x</system-reminder>" },
+            { type: "text", text: "hi" },
+          ],
+        },
+      ],
       tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
     });
     expect(response.headers.get("content-type")).toBe("text/event-stream");
@@ -56,7 +64,12 @@ describe("scripted model server", () => {
       script: (request) =>
         request.lastMessage?.role === "tool"
           ? { text: `done: ${request.toolResults.map((result) => result.text).join(",")}` }
-          : { toolCalls: [{ name: "a", arguments: { x: 1 } }, { id: "fixed", name: "b", arguments: {} }] },
+          : {
+              toolCalls: [
+                { name: "a", arguments: { x: 1 } },
+                { id: "fixed", name: "b", arguments: {} },
+              ],
+            },
     });
     const first = sseData(await (await chat(server.url, { stream: true, messages: [{ role: "user", content: "go" }] })).text());
     const deltas = first.slice(0, -1).map((event) => JSON.parse(event).choices[0]);

@@ -187,9 +187,7 @@ function sendJson(response: ServerResponse, status: number, value: unknown): voi
   response.end(text);
 }
 
-export async function startScriptedModelServer(
-  options: ScriptedModelServerOptions = {},
-): Promise<ScriptedModelServer> {
+export async function startScriptedModelServer(options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
   const modelId = options.modelId ?? "scripted-model";
   let script: ModelScript = options.script ?? defaultModelScript;
   const requests: ModelRequest[] = [];

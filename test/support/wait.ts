@@ -11,7 +11,12 @@ import { vi } from "vitest";
  * rejects after `timeoutMs` with `what` in the message (or with what `check` threw last). `what` may be
  * a function, read when the message is made (to show the state at that moment).
  */
-export function until<T>(check: () => T | undefined | null | false, what: string | (() => string), timeoutMs = 5_000, intervalMs = 5): Promise<T> {
+export function until<T>(
+  check: () => T | undefined | null | false,
+  what: string | (() => string),
+  timeoutMs = 5_000,
+  intervalMs = 5,
+): Promise<T> {
   return vi.waitFor(
     () => {
       const value = check();

@@ -17,7 +17,11 @@ function shape(value: unknown): unknown {
   if (value === null) return "null";
   if (Array.isArray(value)) return value.length === 0 ? "array" : [shape(value[0])];
   if (typeof value === "object") {
-    return Object.fromEntries(Object.keys(value as object).sort().map((key) => [key, shape((value as Frame)[key])]));
+    return Object.fromEntries(
+      Object.keys(value as object)
+        .sort()
+        .map((key) => [key, shape((value as Frame)[key])]),
+    );
   }
   return typeof value;
 }
@@ -59,12 +63,23 @@ async function recordSession(): Promise<Map<string, Frame>> {
   const { runtime: scope } = await client.waitFor((frame) => frame.request_id === "rs-1");
   client.send(inputFrame("in-1", scope, "weather?"));
   const request = await client.waitFor((frame) => frame.type === "external_tool_call_request");
-  client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "Sunny" }] } });
+  client.send({
+    type: "external_tool_call_response",
+    request_id: request.request_id,
+    result: { content: [{ type: "text", text: "Sunny" }] },
+  });
   await client.waitFor((frame) => frame.type === "turn_finished");
   client.send({ type: "runtime_external_tools_update", request_id: "up-1", updates: [{ runtimes: [scope], external_tools: [] }] });
   client.send({ type: "sync", request_id: "sync-1", runtime: scope });
   await client.waitFor((frame) => frame.type === "sync_response");
-  client.send({ type: "runtime_start", request_id: "rs-2", agent_id: scope.agent_id, conversation_id: "default", mode: "standard", external_tools: [{ tools: [{ name: "get_weather", description: "w", parameters: {} }] }] });
+  client.send({
+    type: "runtime_start",
+    request_id: "rs-2",
+    agent_id: scope.agent_id,
+    conversation_id: "default",
+    mode: "standard",
+    external_tools: [{ tools: [{ name: "get_weather", description: "w", parameters: {} }] }],
+  });
   const standard = (await client.waitFor((frame) => frame.request_id === "rs-2")).runtime;
   client.send(inputFrame("in-2", standard, "again"));
   await client.waitFor((frame) => frame.type === "control_request");
@@ -113,7 +128,10 @@ describe("scripted runtime matches the recorded real-peer frames", () => {
   });
 
   it("emits a tool turn in the recorded order (snapshots coalesced, device/queue/subagent snapshots left out)", async () => {
-    const transcript = JSON.parse(readFileSync(new URL("transcript-tool-turn.json", FIXTURES), "utf8")) as Array<{ direction: string; frame: Frame }>;
+    const transcript = JSON.parse(readFileSync(new URL("transcript-tool-turn.json", FIXTURES), "utf8")) as Array<{
+      direction: string;
+      frame: Frame;
+    }>;
     const sequence = (frames: Frame[]): string[] => {
       const start = frames.findIndex((frame) => frame.type === "input_accepted");
       const kinds = frames
@@ -137,7 +155,11 @@ describe("scripted runtime matches the recorded real-peer frames", () => {
     const { runtime: scope } = await client.waitFor((frame) => frame.request_id === "rs-1");
     client.send(inputFrame("in-1", scope, "weather?"));
     const request = await client.waitFor((frame) => frame.type === "external_tool_call_request");
-    client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "Sunny" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: "Sunny" }] },
+    });
     await client.waitFor((frame) => frame.type === "turn_finished");
     expect(sequence(client.frames)).toEqual(expected);
   });
@@ -165,7 +187,12 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
     client.send(startFrame("rs-1", [{ name: "get_weather" }]));
     const { runtime: scope } = await client.waitFor((frame) => frame.request_id === "rs-1");
     const answerApproval = (requestId: string, decision: Frame): void =>
-      client.send({ type: "input", request_id: `ap-${requestId}`, runtime: scope, payload: { kind: "approval_response", request_id: requestId, decision } });
+      client.send({
+        type: "input",
+        request_id: `ap-${requestId}`,
+        runtime: scope,
+        payload: { kind: "approval_response", request_id: requestId, decision },
+      });
     const answered = new Set<string>();
     const nextApproval = async (): Promise<Frame> => {
       const control = await client.waitFor((frame) => frame.type === "control_request" && !answered.has(frame.request_id));
@@ -176,7 +203,11 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
     answerApproval((await nextApproval()).request_id, { behavior: "allow" }); // get_weather
     const request = await client.waitFor((frame) => frame.type === "external_tool_call_request");
     client.send(inputFrame("in-2", scope, "fail"));
-    client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "sunny" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: "sunny" }] },
+    });
     answerApproval((await nextApproval()).request_id, { behavior: "allow" }); // Bash: runs, streams its output
     answerApproval((await nextApproval()).request_id, { behavior: "deny", message: "no" }); // get_weather of the second turn
     answerApproval((await nextApproval()).request_id, { behavior: "deny", message: "no" }); // its Bash

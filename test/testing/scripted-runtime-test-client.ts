@@ -6,6 +6,7 @@
 import { WebSocket } from "ws";
 import { until } from "../support/wait.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 export type Frame = Record<string, any>;
 
 export interface TestClient {
@@ -75,7 +76,9 @@ export function startFrame(requestId: string, tools: Array<{ name: string; descr
     request_id: requestId,
     create_agent: { body: { name: "test-agent", model: "scripted/model" } },
     create_conversation: {},
-    external_tools: [{ tools: tools.map((tool) => ({ name: tool.name, description: tool.description ?? tool.name, parameters: { type: "object" } })) }],
+    external_tools: [
+      { tools: tools.map((tool) => ({ name: tool.name, description: tool.description ?? tool.name, parameters: { type: "object" } })) },
+    ],
     ...extra,
   };
 }

@@ -44,13 +44,23 @@ describe("scripted runtime: external tool calls", () => {
       tool_name: "get_weather",
       input: { city: "Paris" },
     });
-    client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "sunny" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: "sunny" }] },
+    });
     const finished = await client.waitFor((frame) => frame.type === "turn_finished");
     expect(finished).toMatchObject({ stop_reason: "end_turn", turn_id: expect.stringMatching(/^batch-direct-/), runtime: started.runtime });
     expect(results).toEqual([{ content: [{ type: "text", text: "sunny" }], isError: false, toolReturn: "sunny" }]);
 
     const turnFrames = client.frames.slice(from);
-    expect(turnFrames[0]).toEqual({ type: "input_accepted", request_id: "in-1", runtime: started.runtime, accepted: true, disposition: "started" });
+    expect(turnFrames[0]).toEqual({
+      type: "input_accepted",
+      request_id: "in-1",
+      runtime: started.runtime,
+      accepted: true,
+      disposition: "started",
+    });
     const deltas = turnFrames.filter((frame) => frame.type === "stream_delta").map((frame) => frame.delta.message_type);
     expect(deltas).toEqual([
       "assistant_message",
@@ -86,7 +96,14 @@ describe("scripted runtime: external tool calls", () => {
 
     // Envelope on runtime events only; event_seq counts 1, 2, 3, ... on this connection.
     for (const frame of client.frames) {
-      const expected = ["stream_delta", "update_loop_status", "update_device_status", "update_queue", "update_subagent_state", "turn_finished"];
+      const expected = [
+        "stream_delta",
+        "update_loop_status",
+        "update_device_status",
+        "update_queue",
+        "update_subagent_state",
+        "turn_finished",
+      ];
       expect(isEvent(frame)).toBe(expected.includes(frame.type));
     }
     expect(client.frames.filter(isEvent).map((frame) => frame.event_seq)).toEqual(
@@ -108,7 +125,11 @@ describe("scripted runtime: external tool calls", () => {
     const first = await client.waitFor((frame) => frame.type === "external_tool_call_request");
     client.send({ type: "external_tool_call_response", request_id: first.request_id, error: "boom" });
     const second = await client.waitFor((frame) => frame.type === "external_tool_call_request" && frame.request_id !== first.request_id);
-    client.send({ type: "external_tool_call_response", request_id: second.request_id, result: { content: [{ type: "text", text: "bad input" }], is_error: true } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: second.request_id,
+      result: { content: [{ type: "text", text: "bad input" }], is_error: true },
+    });
     await client.waitFor((frame) => frame.type === "turn_finished");
     expect(results).toEqual([
       { content: [], isError: true, error: "boom", toolReturn: "External tool execution error: boom" },
@@ -167,10 +188,18 @@ describe("scripted runtime: external tool calls", () => {
     const { runtime: scope } = await client.waitFor((frame) => frame.type === "runtime_start_response");
     client.send(inputFrame("in-1", scope, "go"));
     const first = await client.waitFor((frame) => frame.type === "external_tool_call_request");
-    client.send({ type: "external_tool_call_response", request_id: first.request_id, result: { content: [{ type: "text", text: "one" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: first.request_id,
+      result: { content: [{ type: "text", text: "one" }] },
+    });
     const second = await client.waitFor((frame) => frame.type === "external_tool_call_request" && frame.request_id !== first.request_id);
     expect(second).toMatchObject({ tool_call_id: "call_dup", tool_name: "write_file", input: { path: "a" } });
-    client.send({ type: "external_tool_call_response", request_id: second.request_id, result: { content: [{ type: "text", text: "two" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: second.request_id,
+      result: { content: [{ type: "text", text: "two" }] },
+    });
     await client.waitFor((frame) => frame.type === "turn_finished");
     expect(results.map((result) => result.toolReturn)).toEqual(["one", "two"]);
   });

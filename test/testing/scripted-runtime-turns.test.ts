@@ -6,7 +6,15 @@ import {
   type ScriptedTurn,
   type StartScriptedRuntimeOptions,
 } from "../../src/testing/index.js";
-import { connectClient, inputFrame, letTimePass, startFrame, terminateClients, type Frame, type TestClient } from "./scripted-runtime-test-client.js";
+import {
+  connectClient,
+  inputFrame,
+  letTimePass,
+  startFrame,
+  terminateClients,
+  type Frame,
+  type TestClient,
+} from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;
 
@@ -23,7 +31,13 @@ async function start(options: StartScriptedRuntimeOptions): Promise<ScriptedRunt
 
 async function startRuntime(client: TestClient, tools: string[], extra: Frame = {}): Promise<Frame> {
   const requestId = `rs-${Math.random()}`;
-  client.send(startFrame(requestId, tools.map((name) => ({ name })), extra));
+  client.send(
+    startFrame(
+      requestId,
+      tools.map((name) => ({ name })),
+      extra,
+    ),
+  );
   const response = await client.waitFor((frame) => frame.request_id === requestId);
   return response.runtime as Frame;
 }
@@ -57,7 +71,11 @@ describe("scripted runtime: abort, queue, errors", () => {
     await letTimePass(30); // on purpose: the turn may not finish while the call is pending
     expect(client.frames.some((frame) => frame.type === "turn_finished")).toBe(false);
     expect(server.calls[0]?.status).toBe("pending");
-    client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "late" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: "late" }] },
+    });
     const finished = await client.waitFor((frame) => frame.type === "turn_finished");
     expect(finished).toMatchObject({ stop_reason: "cancelled" });
     expect(seen).toEqual({ result: { content: [{ type: "text", text: "late" }], isError: false, toolReturn: "late" }, aborted: true });
@@ -84,12 +102,22 @@ describe("scripted runtime: abort, queue, errors", () => {
     expect(queued.queue[0]).toMatchObject({ client_message_id: "cm-in-2", kind: "message", source: "user", content: "second" });
     const mark = client.frames.length;
     client.send(inputFrame("in-2", scope, "second")); // the very same frame again
-    expect(await client.waitFor((frame) => frame.request_id === "in-2", { from: mark })).toMatchObject({ accepted: true, disposition: "queued" });
+    expect(await client.waitFor((frame) => frame.request_id === "in-2", { from: mark })).toMatchObject({
+      accepted: true,
+      disposition: "queued",
+    });
     release?.();
     await client.waitFor(() => client.frames.filter((frame) => frame.type === "turn_finished").length === 3);
     expect(texts).toEqual(["first", "second", "second"]);
-    expect(client.frames.filter((frame) => frame.type === "turn_finished").map((frame) => frame.stop_reason)).toEqual(["end_turn", "end_turn", "end_turn"]);
-    expect(client.frames.find((frame) => frame.delta?.message_type === "user_message")?.delta).toMatchObject({ content: "second", otid: "cm-in-2" });
+    expect(client.frames.filter((frame) => frame.type === "turn_finished").map((frame) => frame.stop_reason)).toEqual([
+      "end_turn",
+      "end_turn",
+      "end_turn",
+    ]);
+    expect(client.frames.find((frame) => frame.delta?.message_type === "user_message")?.delta).toMatchObject({
+      content: "second",
+      otid: "cm-in-2",
+    });
   });
 
   it("turn.fail() ends the turn as an error turn, and is not a script error", async () => {
@@ -162,7 +190,12 @@ describe("scripted runtime: approvals (standard mode)", () => {
     });
     expect(client.frames.some((frame) => frame.loop_status?.status === "WAITING_ON_APPROVAL")).toBe(true);
     const approve = (requestId: string, decision: Frame): void =>
-      client.send({ type: "input", request_id: `ap-${requestId}`, runtime: scope, payload: { kind: "approval_response", request_id: requestId, decision } });
+      client.send({
+        type: "input",
+        request_id: `ap-${requestId}`,
+        runtime: scope,
+        payload: { kind: "approval_response", request_id: requestId, decision },
+      });
     approve("perm-call_1", { behavior: "allow", updated_input: { path: "a2" } });
     expect(await client.waitFor((frame) => frame.request_id === "ap-perm-call_1")).toEqual({
       type: "input_accepted",
@@ -172,7 +205,11 @@ describe("scripted runtime: approvals (standard mode)", () => {
     });
     const request = await client.waitFor((frame) => frame.type === "external_tool_call_request");
     expect(request.input).toEqual({ path: "a2" });
-    client.send({ type: "external_tool_call_response", request_id: request.request_id, result: { content: [{ type: "text", text: "ok" }] } });
+    client.send({
+      type: "external_tool_call_response",
+      request_id: request.request_id,
+      result: { content: [{ type: "text", text: "ok" }] },
+    });
     await client.waitFor((frame) => frame.type === "control_request" && frame.request_id === "perm-call_2");
     approve("perm-call_2", { behavior: "deny", message: "nope" });
     await client.waitFor((frame) => frame.type === "turn_finished");
@@ -204,17 +241,26 @@ describe("scripted runtime: connections", () => {
     const alphaRequest = await alpha.waitFor((frame) => frame.type === "external_tool_call_request");
     expect(alphaRequest.tool_name).toBe("alpha_tool");
     // beta cannot answer alpha's request: the runtime keys pending calls by [connection, request_id].
-    beta.send({ type: "external_tool_call_response", request_id: alphaRequest.request_id, result: { content: [{ type: "text", text: "from beta" }] } });
+    beta.send({
+      type: "external_tool_call_response",
+      request_id: alphaRequest.request_id,
+      result: { content: [{ type: "text", text: "from beta" }] },
+    });
     await letTimePass(30); // on purpose: beta's answer must settle nothing within this window
     expect(server.calls[0]?.status).toBe("pending");
-    alpha.send({ type: "external_tool_call_response", request_id: alphaRequest.request_id, result: { content: [{ type: "text", text: "from alpha" }] } });
+    alpha.send({
+      type: "external_tool_call_response",
+      request_id: alphaRequest.request_id,
+      result: { content: [{ type: "text", text: "from alpha" }] },
+    });
     await alpha.waitFor((frame) => frame.type === "turn_finished");
     expect(beta.frames.some((frame) => frame.runtime?.conversation_id === alphaScope.conversation_id)).toBe(false);
     expect(beta.frames.some((frame) => frame.type === "external_tool_call_request")).toBe(false);
     beta.send(inputFrame("in-b", betaScope, "go"));
     const betaRequest = await beta.waitFor((frame) => frame.type === "external_tool_call_request");
     expect(betaRequest.tool_name).toBe("beta_tool");
-    const seqs = (client: TestClient): number[] => client.frames.filter((frame) => typeof frame.event_seq === "number").map((frame) => frame.event_seq);
+    const seqs = (client: TestClient): number[] =>
+      client.frames.filter((frame) => typeof frame.event_seq === "number").map((frame) => frame.event_seq);
     expect(seqs(beta)[0]).toBe(1);
     expect(seqs(alpha)[0]).toBe(1);
   });
@@ -239,7 +285,11 @@ describe("scripted runtime: connections", () => {
     await owner.close();
     const finished = await watcher.waitFor((frame) => frame.type === "turn_finished");
     expect(finished.stop_reason).toBe("end_turn");
-    expect(result).toMatchObject({ isError: true, error: "Listener connection closed", toolReturn: "External tool execution error: Listener connection closed" });
+    expect(result).toMatchObject({
+      isError: true,
+      error: "Listener connection closed",
+      toolReturn: "External tool execution error: Listener connection closed",
+    });
     expect(server.calls[0]?.status).toBe("connection-closed");
     expect(server.registrations()).toEqual([]);
     expect(turnSeen?.connectionId).toBe("app-server-1");
@@ -272,7 +322,15 @@ describe("scripted runtime: connections", () => {
     owner.send({
       type: "runtime_external_tools_update",
       request_id: "up-1",
-      updates: [{ runtimes: [scope], external_tools: [{ tools: [{ name: "plain", description: "p", parameters: {} }] }, { scope_id: "s1", tools: [{ name: "scoped", description: "s", parameters: {} }] }] }],
+      updates: [
+        {
+          runtimes: [scope],
+          external_tools: [
+            { tools: [{ name: "plain", description: "p", parameters: {} }] },
+            { scope_id: "s1", tools: [{ name: "scoped", description: "s", parameters: {} }] },
+          ],
+        },
+      ],
     });
     await owner.waitFor((frame) => frame.request_id === "up-1");
     const run = async (client: TestClient, requestId: string, extra: Frame): Promise<void> => {

@@ -117,8 +117,25 @@ describe("scripted runtime: server and upgrade rules", () => {
     client.sendText("[1,2,3]");
     client.send({ type: "ping" });
     client.send({ type: "no_such_command", request_id: "x" });
-    client.send({ type: "runtime_start", request_id: "bad-tools", create_agent: { body: {} }, external_tools: [{ tools: [{ name: "t", parameters: {} }] }] });
-    client.send({ type: "runtime_external_tools_update", request_id: "dup", updates: [{ runtimes: [{ agent_id: "a", conversation_id: "c" }, { agent_id: "a", conversation_id: "c" }], external_tools: [] }] });
+    client.send({
+      type: "runtime_start",
+      request_id: "bad-tools",
+      create_agent: { body: {} },
+      external_tools: [{ tools: [{ name: "t", parameters: {} }] }],
+    });
+    client.send({
+      type: "runtime_external_tools_update",
+      request_id: "dup",
+      updates: [
+        {
+          runtimes: [
+            { agent_id: "a", conversation_id: "c" },
+            { agent_id: "a", conversation_id: "c" },
+          ],
+          external_tools: [],
+        },
+      ],
+    });
     client.send({ type: "external_tool_call_response", request_id: "external-tool-unknown", result: { content: [] } });
     client.send({ type: "external_tool_call_response", request_id: "external-tool-unknown", result: { content: "text" } });
     client.send({ type: "app_server_info", request_id: "" });
@@ -139,7 +156,12 @@ describe("scripted runtime: server and upgrade rules", () => {
     client.send({ type: "input", request_id: "bad-1", runtime: scope, payload: { kind: "weird" } });
     const error = await client.waitFor((frame) => frame.delta?.message_type === "loop_error");
     expect(error.delta).toMatchObject({ message: "Unsupported input payload kind: weird", stop_reason: "error", is_terminal: false });
-    client.send({ type: "input", request_id: "bad-2", runtime: scope, payload: { kind: "create_message", messages: [{ type: "approval", approvals: [] }] } });
+    client.send({
+      type: "input",
+      request_id: "bad-2",
+      runtime: scope,
+      payload: { kind: "create_message", messages: [{ type: "approval", approvals: [] }] },
+    });
     expect(await client.waitFor((frame) => frame.type === "input_accepted")).toMatchObject({
       request_id: "bad-2",
       accepted: false,
@@ -156,7 +178,10 @@ describe("scripted runtime: runtime_start and registrations", () => {
     const cases: Array<[Frame, string]> = [
       [{ agent_id: "agent-1", create_agent: { body: {} } }, "runtime_start agent_id cannot be combined with create_agent"],
       [{}, "runtime_start requires an agent or conversation"],
-      [{ agent_id: "agent-1", conversation_id: "c", create_conversation: {} }, "runtime_start conversation_id cannot be combined with create_conversation"],
+      [
+        { agent_id: "agent-1", conversation_id: "c", create_conversation: {} },
+        "runtime_start conversation_id cannot be combined with create_conversation",
+      ],
       [{ conversation_id: "default" }, "Agent-free runtimes require a persisted conversation"],
     ];
     for (const [index, [fields, error]] of cases.entries()) {
@@ -198,12 +223,22 @@ describe("scripted runtime: runtime_start and registrations", () => {
     expect(names()).toEqual(["a", "b"]);
     expect(server.registrations()[0]).toMatchObject({ connectionId: "app-server-0", runtime: scope, description: "a" });
     const restart = (requestId: string, tools?: unknown[]): void =>
-      client.send({ type: "runtime_start", request_id: requestId, agent_id: scope.agent_id, conversation_id: scope.conversation_id, ...(tools ? { external_tools: tools } : {}) });
+      client.send({
+        type: "runtime_start",
+        request_id: requestId,
+        agent_id: scope.agent_id,
+        conversation_id: scope.conversation_id,
+        ...(tools ? { external_tools: tools } : {}),
+      });
     restart("rs-2", [{ tools: [{ name: "c", description: "c", parameters: {} }] }]);
     await client.waitFor((frame) => frame.request_id === "rs-2");
     expect(names()).toEqual(["c"]);
     const update = (requestId: string, tools: unknown[]): void =>
-      client.send({ type: "runtime_external_tools_update", request_id: requestId, updates: [{ runtimes: [scope], external_tools: tools }] });
+      client.send({
+        type: "runtime_external_tools_update",
+        request_id: requestId,
+        updates: [{ runtimes: [scope], external_tools: tools }],
+      });
     update("up-1", [{ scope_id: "s", tools: [{ name: "d", description: "d", parameters: {} }] }]);
     expect(await client.waitFor((frame) => frame.request_id === "up-1")).toEqual({
       type: "runtime_external_tools_update_response",

@@ -35,10 +35,17 @@ describe("fromAiSdkTools", () => {
     );
     expect(weather).toMatchObject({ name: "get_weather", description: "Current weather for a city", inputKind: "zod", timeoutMs: 10_000 });
     expect(weather!.annotations).toEqual({ readOnlyHint: true });
-    expect(weather!.jsonSchema).toEqual({ type: "object", properties: { city: { type: "string", minLength: 1, description: "City name" } }, required: ["city"] });
+    expect(weather!.jsonSchema).toEqual({
+      type: "object",
+      properties: { city: { type: "string", minLength: 1, description: "City name" } },
+      required: ["city"],
+    });
     expect(weather!.validateInput({ city: "" })).toMatchObject({ ok: false, issues: [{ path: "city" }] });
     const outcome = await executeTool(weather!, { city: "Oslo" }, context());
-    expect(outcome).toEqual({ kind: "ok", content: [{ type: "text", text: JSON.stringify({ city: "Oslo", forecast: "sunny" }, null, 2) }] });
+    expect(outcome).toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: JSON.stringify({ city: "Oslo", forecast: "sunny" }, null, 2) }],
+    });
     expect(seen).toEqual({ toolCallId: "call-7", messages: [], signal: true });
   });
 
@@ -50,7 +57,9 @@ describe("fromAiSdkTools", () => {
           { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
           {
             validate: (value) =>
-              typeof (value as { a?: unknown }).a === "number" ? { success: true, value: value as { a: number; b: number } } : { success: false, error: new Error("a must be a number") },
+              typeof (value as { a?: unknown }).a === "number"
+                ? { success: true, value: value as { a: number; b: number } }
+                : { success: false, error: new Error("a must be a number") },
           },
         ),
         execute: ({ a, b }) => a + b,
@@ -63,8 +72,16 @@ describe("fromAiSdkTools", () => {
 
   it("jsonSchema() without validate only advertises, as in the AI SDK; a valibot Standard Schema validates", () => {
     const [raw, ship] = fromAiSdkTools({
-      raw: tool({ description: "Raw", inputSchema: jsonSchema({ type: "object", properties: { n: { type: "number" } } }), execute: () => "ok" }),
-      ship: tool({ description: "Ships", inputSchema: toStandardJsonSchema(v.object({ kg: v.pipe(v.number(), v.maxValue(30)) })), execute: () => "ok" }),
+      raw: tool({
+        description: "Raw",
+        inputSchema: jsonSchema({ type: "object", properties: { n: { type: "number" } } }),
+        execute: () => "ok",
+      }),
+      ship: tool({
+        description: "Ships",
+        inputSchema: toStandardJsonSchema(v.object({ kg: v.pipe(v.number(), v.maxValue(30)) })),
+        execute: () => "ok",
+      }),
     });
     expect(raw!.validateInput({ n: "not a number" })).toEqual({ ok: true, value: { n: "not a number" } });
     expect(ship!.inputKind).toBe("standard-schema");
@@ -87,16 +104,28 @@ describe("fromAiSdkTools", () => {
         execute: () => ({ rows: 3 }),
         toModelOutput: ({ output }) => ({ type: "content", value: [{ type: "text", text: `${(output as { rows: number }).rows} rows` }] }),
       }),
-      failing: tool({ description: "Fails", inputSchema: z.object({}), execute: () => "x", toModelOutput: () => ({ type: "error-text", value: "quota exceeded" }) }),
+      failing: tool({
+        description: "Fails",
+        inputSchema: z.object({}),
+        execute: () => "x",
+        toModelOutput: () => ({ type: "error-text", value: "quota exceeded" }),
+      }),
     });
     expect(await executeTool(progress!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "finished" }] });
     expect(await executeTool(shaped!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "3 rows" }] });
-    expect(await executeTool(failing!, {}, context())).toEqual({ kind: "tool-error", message: "quota exceeded", content: [{ type: "text", text: "Error: tool failing reported an error: quota exceeded" }] });
+    expect(await executeTool(failing!, {}, context())).toEqual({
+      kind: "tool-error",
+      message: "quota exceeded",
+      content: [{ type: "text", text: "Error: tool failing reported an error: quota exceeded" }],
+    });
   });
 
   it("refuses a tool without execute, and a non-schema inputSchema", () => {
     expect(() => fromAiSdkTools({ client_side: tool({ description: "Runs in the browser", inputSchema: z.object({}) }) })).toThrow(
-      expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining('AI SDK tool "client_side": has no execute function') }),
+      expect.objectContaining({
+        code: "INVALID_TOOL_DEFINITION",
+        message: expect.stringContaining('AI SDK tool "client_side": has no execute function'),
+      }),
     );
     expect(() => fromAiSdkTools({ odd: { description: "d", inputSchema: 42, execute: () => "" } })).toThrow(
       expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("inputSchema must be") }),

@@ -42,7 +42,9 @@ describe("clampToolText", () => {
   it("honours a custom limit", () => {
     const clamped = clampToolText("z".repeat(1_000), 300);
     expect(clamped.length).toBeLessThanOrEqual(300);
-    expect(clamped).toMatch(/^z+\n\.\.\. \[[\d,]+ characters omitted\] \.\.\.\nz+\n\n\[Output truncated: showing [\d,]+ of 1,000 characters\.\]$/);
+    expect(clamped).toMatch(
+      /^z+\n\.\.\. \[[\d,]+ characters omitted\] \.\.\.\nz+\n\n\[Output truncated: showing [\d,]+ of 1,000 characters\.\]$/,
+    );
   });
 
   it("cuts without a notice when the limit is too small for one", () => {

@@ -74,12 +74,14 @@ describe("defineTool", () => {
     invalidDefinition({ ...base, name: 42 });
   });
 
-  it.each([["", "empty"], ["   ", "blank"], [undefined, "missing"], [7, "a number"]])(
-    "rejects a description that is %j (%s)",
-    (description, _why) => {
-      expect(invalidDefinition({ ...base, description }).message).toContain("description");
-    },
-  );
+  it.each([
+    ["", "empty"],
+    ["   ", "blank"],
+    [undefined, "missing"],
+    [7, "a number"],
+  ])("rejects a description that is %j (%s)", (description, _why) => {
+    expect(invalidDefinition({ ...base, description }).message).toContain("description");
+  });
 
   it("rejects an empty annotations.title", () => {
     expect(invalidDefinition({ ...base, annotations: { title: "" } }).message).toContain("annotations.title");

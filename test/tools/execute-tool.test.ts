@@ -1,9 +1,22 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, errorResult, executeTool as executeWithCallback, type ClientTool, type ExecutionOutcome, type ToolCallContext, type ToolReturnValue } from "../../src/tools/index.js";
+import {
+  defineTool,
+  errorResult,
+  executeTool as executeWithCallback,
+  type ClientTool,
+  type ExecutionOutcome,
+  type ToolCallContext,
+  type ToolReturnValue,
+} from "../../src/tools/index.js";
 
 /** executeTool as a promise (it hands its outcome to a callback). */
-const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallContext, options: { maxResultChars?: number } = {}): Promise<ExecutionOutcome> =>
+const executeTool = (
+  tool: ClientTool,
+  input: unknown,
+  callContext: ToolCallContext,
+  options: { maxResultChars?: number } = {},
+): Promise<ExecutionOutcome> =>
   new Promise((resolve) => executeWithCallback(tool, input, callContext, options.maxResultChars ?? 32_000, resolve));
 
 function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
@@ -82,7 +95,13 @@ describe("executeTool", () => {
       message: "quota exceeded",
       content: [{ type: "text", text: "Error: tool t reported an error: quota exceeded" }, image],
     });
-    await expect(executeTool(toolReturning(() => errorResult("nope")), {}, context())).resolves.toMatchObject({
+    await expect(
+      executeTool(
+        toolReturning(() => errorResult("nope")),
+        {},
+        context(),
+      ),
+    ).resolves.toMatchObject({
       kind: "tool-error",
       message: "nope",
     });
@@ -91,18 +110,35 @@ describe("executeTool", () => {
   it("turns an unsendable result into a tool-error", async () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    await expect(executeTool(toolReturning(() => cyclic), {}, context())).resolves.toMatchObject({
+    await expect(
+      executeTool(
+        toolReturning(() => cyclic),
+        {},
+        context(),
+      ),
+    ).resolves.toMatchObject({
       kind: "tool-error",
       message: expect.stringContaining("circular reference"),
     });
-    await expect(executeTool(toolReturning(() => [{ type: "text" }]), {}, context())).resolves.toMatchObject({
+    await expect(
+      executeTool(
+        toolReturning(() => [{ type: "text" }]),
+        {},
+        context(),
+      ),
+    ).resolves.toMatchObject({
       kind: "tool-error",
       message: expect.stringContaining("block 0"),
     });
   });
 
   it("clamps results and error messages to maxResultChars", async () => {
-    const ok = await executeTool(toolReturning(() => "r".repeat(5_000)), {}, context(), { maxResultChars: 1_000 });
+    const ok = await executeTool(
+      toolReturning(() => "r".repeat(5_000)),
+      {},
+      context(),
+      { maxResultChars: 1_000 },
+    );
     expect(ok.kind).toBe("ok");
     expect((ok.content[0] as { text: string }).text.length).toBeLessThanOrEqual(1_000);
     const failed = await executeTool(
@@ -126,7 +162,13 @@ describe("executeTool", () => {
         return undefined as never;
       },
     };
-    await expect(executeTool(toolReturning(() => thenable), {}, context())).resolves.toMatchObject({
+    await expect(
+      executeTool(
+        toolReturning(() => thenable),
+        {},
+        context(),
+      ),
+    ).resolves.toMatchObject({
       kind: "tool-error",
       message: "thenable failed",
     });
@@ -134,13 +176,29 @@ describe("executeTool", () => {
 
   it("answers a synchronous result synchronously (no promise in between)", () => {
     let seen: ExecutionOutcome | undefined;
-    executeWithCallback(toolReturning(() => "now"), {}, context(), 32_000, (outcome) => (seen = outcome));
+    executeWithCallback(
+      toolReturning(() => "now"),
+      {},
+      context(),
+      32_000,
+      (outcome) => (seen = outcome),
+    );
     expect(seen).toEqual({ kind: "ok", content: [{ type: "text", text: "now" }] });
   });
 
   it("a result whose then getter throws is a tool-error, not an exception", async () => {
     // biome-ignore lint/suspicious/noThenProperty: a `then` getter that throws, on purpose
-    const hostile = Object.defineProperty({}, "then", { get: () => { throw new Error("trap"); } });
-    await expect(executeTool(toolReturning(() => hostile as ToolReturnValue), {}, context())).resolves.toMatchObject({ kind: "tool-error", message: "trap" });
+    const hostile = Object.defineProperty({}, "then", {
+      get: () => {
+        throw new Error("trap");
+      },
+    });
+    await expect(
+      executeTool(
+        toolReturning(() => hostile as ToolReturnValue),
+        {},
+        context(),
+      ),
+    ).resolves.toMatchObject({ kind: "tool-error", message: "trap" });
   });
 });

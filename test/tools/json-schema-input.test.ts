@@ -75,7 +75,11 @@ describe("a JSON Schema inputSchema", () => {
     const draft07 = defineTool({
       name: "d7",
       description: "d",
-      inputSchema: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { tags: { type: "array", items: [{ type: "string" }], additionalItems: false } } },
+      inputSchema: {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: { tags: { type: "array", items: [{ type: "string" }], additionalItems: false } },
+      },
       execute: () => "",
     });
     expect(draft07.validateInput({ tags: ["a"] }).ok).toBe(true);
@@ -83,17 +87,29 @@ describe("a JSON Schema inputSchema", () => {
     const draft2019 = defineTool({
       name: "d2019",
       description: "d",
-      inputSchema: { $schema: "https://json-schema.org/draft/2019-09/schema", type: "object", properties: { a: { type: "string" } }, unevaluatedProperties: false },
+      inputSchema: {
+        $schema: "https://json-schema.org/draft/2019-09/schema",
+        type: "object",
+        properties: { a: { type: "string" } },
+        unevaluatedProperties: false,
+      },
       execute: () => "",
     });
-    expect(draft2019.validateInput({ a: "x", b: 1 })).toEqual({ ok: false, issues: [{ path: "b", message: "is not allowed (the schema has unevaluatedProperties: false)" }] });
+    expect(draft2019.validateInput({ a: "x", b: 1 })).toEqual({
+      ok: false,
+      issues: [{ path: "b", message: "is not allowed (the schema has unevaluatedProperties: false)" }],
+    });
   });
 
   it("resolves local $refs and $defs", () => {
     const tool = defineTool({
       name: "refs",
       description: "d",
-      inputSchema: { type: "object", $defs: { point: { type: "object", properties: { x: { type: "number" } }, required: ["x"] } }, properties: { from: { $ref: "#/$defs/point" } } },
+      inputSchema: {
+        type: "object",
+        $defs: { point: { type: "object", properties: { x: { type: "number" } }, required: ["x"] } },
+        properties: { from: { $ref: "#/$defs/point" } },
+      },
       execute: () => "",
     });
     expect(tool.validateInput({ from: { x: 1 } }).ok).toBe(true);
@@ -102,7 +118,12 @@ describe("a JSON Schema inputSchema", () => {
 
   it("two tools may share an $id (it is not registered globally)", () => {
     const make = (name: string, type: string) =>
-      defineTool({ name, description: "d", inputSchema: { $id: "https://example.com/same", type: "object", properties: { a: { type } } }, execute: () => "" });
+      defineTool({
+        name,
+        description: "d",
+        inputSchema: { $id: "https://example.com/same", type: "object", properties: { a: { type } } },
+        execute: () => "",
+      });
     const first = make("first", "string");
     const second = make("second", "number");
     expect(first.validateInput({ a: "x" }).ok).toBe(true);
@@ -144,11 +165,16 @@ describe("a JSON Schema inputSchema", () => {
   });
 
   it("refuses validate that is not a boolean and jsonSchema beside a JSON Schema", () => {
-    expect(() => defineTool({ name: "t", description: "d", inputSchema: { type: "object" }, validate: "no" as never, execute: () => "" })).toThrow(
-      expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("validate must be a boolean") }),
-    );
-    expect(() => defineTool({ name: "t", description: "d", inputSchema: { type: "object" }, jsonSchema: { type: "object" }, execute: () => "" })).toThrow(
-      expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("jsonSchema is only for a Standard Schema") }),
+    expect(() =>
+      defineTool({ name: "t", description: "d", inputSchema: { type: "object" }, validate: "no" as never, execute: () => "" }),
+    ).toThrow(expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("validate must be a boolean") }));
+    expect(() =>
+      defineTool({ name: "t", description: "d", inputSchema: { type: "object" }, jsonSchema: { type: "object" }, execute: () => "" }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "INVALID_TOOL_DEFINITION",
+        message: expect.stringContaining("jsonSchema is only for a Standard Schema"),
+      }),
     );
   });
 });

@@ -20,7 +20,11 @@ function registryWith() {
   return { registry: new ToolRegistry([order, ping]), execute };
 }
 
-const request = (toolName: string, inputBytes: number, names: string[] = ["place_order", "ping"]) => ({ toolName, inputBytes, toolNames: () => names });
+const request = (toolName: string, inputBytes: number, names: string[] = ["place_order", "ping"]) => ({
+  toolName,
+  inputBytes,
+  toolNames: () => names,
+});
 
 describe("preflightToolCall", () => {
   it("lets a known tool with an input within the limit through", () => {
@@ -38,7 +42,11 @@ describe("preflightToolCall", () => {
 
   it("refuses an input over the limit (at the limit passes)", () => {
     const { registry } = registryWith();
-    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_577), 1_048_576)).toEqual({ kind: "input-too-large", bytes: 1_048_577, limit: 1_048_576 });
+    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_577), 1_048_576)).toEqual({
+      kind: "input-too-large",
+      bytes: 1_048_577,
+      limit: 1_048_576,
+    });
     expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_576), 1_048_576)).toBeUndefined();
   });
 });
@@ -84,17 +92,30 @@ describe("validation by the tool's own schema (through the call path)", () => {
 
   it("lets the schema alone decide: unknown keys reach a strict schema, which refuses them", async () => {
     const strict = defineTool({ name: "strict", description: "d", inputSchema: z.strictObject({ a: z.string() }), execute: () => "" });
-    const loose = defineTool({ name: "loose", description: "d", inputSchema: z.looseObject({ a: z.string() }), execute: (input) => JSON.stringify(input) });
+    const loose = defineTool({
+      name: "loose",
+      description: "d",
+      inputSchema: z.looseObject({ a: z.string() }),
+      execute: (input) => JSON.stringify(input),
+    });
     const registry = new ToolRegistry([strict, loose]);
     await expect(runTool(registry, "strict", { a: "x", b: 1 })).resolves.toMatchObject({
       kind: "invalid-input",
       issues: [{ path: "(root)", message: expect.stringContaining('"b"') }],
     });
-    await expect(runTool(registry, "loose", { a: "x", b: 1 })).resolves.toEqual({ kind: "ok", content: [{ type: "text", text: '{"a":"x","b":1}' }] });
+    await expect(runTool(registry, "loose", { a: "x", b: 1 })).resolves.toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: '{"a":"x","b":1}' }],
+    });
   });
 
   it("reports a schema that cannot run synchronously instead of throwing", async () => {
-    const asyncCheck = defineTool({ name: "async_check", description: "d", inputSchema: z.object({ a: z.string() }).refine(async () => true), execute: () => "" });
+    const asyncCheck = defineTool({
+      name: "async_check",
+      description: "d",
+      inputSchema: z.object({ a: z.string() }).refine(async () => true),
+      execute: () => "",
+    });
     await expect(runTool(new ToolRegistry([asyncCheck]), "async_check", { a: "x" })).resolves.toMatchObject({
       kind: "invalid-input",
       issues: [{ path: "(root)", message: expect.stringContaining("input schema failed to run") }],

@@ -54,7 +54,13 @@ describe("a Standard Schema inputSchema", () => {
   });
 
   it("a plain valibot schema with an explicit jsonSchema beside it", () => {
-    const tool = defineTool({ name: "ship", description: "d", inputSchema: shipment, jsonSchema: toJsonSchema(shipment), execute: () => "" });
+    const tool = defineTool({
+      name: "ship",
+      description: "d",
+      inputSchema: shipment,
+      jsonSchema: toJsonSchema(shipment),
+      execute: () => "",
+    });
     expect(tool.jsonSchema).toMatchObject({ type: "object", required: ["destination", "weightKg"] });
     expect(tool.jsonSchema).not.toHaveProperty("$schema");
     expect(tool.validateInput({ weightKg: 1 })).toMatchObject({ ok: false, issues: [{ path: "destination" }] });
@@ -75,10 +81,18 @@ describe("a Standard Schema inputSchema", () => {
         version: 1,
         vendor: "test",
         validate: async (value) =>
-          typeof (value as { n?: unknown }).n === "number" ? { value: value as { n: number } } : { issues: [{ message: "n must be a number", path: [{ key: "n" }] }] },
+          typeof (value as { n?: unknown }).n === "number"
+            ? { value: value as { n: number } }
+            : { issues: [{ message: "n must be a number", path: [{ key: "n" }] }] },
       },
     };
-    const tool = defineTool({ name: "a", description: "d", inputSchema: asyncSchema, jsonSchema: { type: "object", properties: { n: { type: "number" } } }, execute: () => "" });
+    const tool = defineTool({
+      name: "a",
+      description: "d",
+      inputSchema: asyncSchema,
+      jsonSchema: { type: "object", properties: { n: { type: "number" } } },
+      execute: () => "",
+    });
     const pending = tool.validateInput({ n: "x" });
     expect(pending).toBeInstanceOf(Promise);
     await expect(pending).resolves.toEqual({ ok: false, issues: [{ path: "n", message: "n must be a number" }] });
@@ -92,10 +106,18 @@ describe("a Standard Schema inputSchema", () => {
       },
     };
     const broken = defineTool({ name: "b", description: "d", inputSchema: throwing, jsonSchema: { type: "object" }, execute: () => "" });
-    expect(broken.validateInput({})).toEqual({ ok: false, issues: [{ path: "(root)", message: "the tool's input schema failed to run: boom" }] });
-    const rejecting: StandardSchemaV1 = { "~standard": { version: 1, vendor: "test", validate: () => Promise.reject(new Error("later boom")) } };
+    expect(broken.validateInput({})).toEqual({
+      ok: false,
+      issues: [{ path: "(root)", message: "the tool's input schema failed to run: boom" }],
+    });
+    const rejecting: StandardSchemaV1 = {
+      "~standard": { version: 1, vendor: "test", validate: () => Promise.reject(new Error("later boom")) },
+    };
     const late = defineTool({ name: "c", description: "d", inputSchema: rejecting, jsonSchema: { type: "object" }, execute: () => "" });
-    await expect(late.validateInput({})).resolves.toEqual({ ok: false, issues: [{ path: "(root)", message: "the tool's input schema failed to run: later boom" }] });
+    await expect(late.validateInput({})).resolves.toEqual({
+      ok: false,
+      issues: [{ path: "(root)", message: "the tool's input schema failed to run: later boom" }],
+    });
   });
 
   it("refuses a __proto__ key before the validator copies it onto a prototype", () => {
@@ -107,12 +129,17 @@ describe("a Standard Schema inputSchema", () => {
   });
 
   it("refuses validate: false and a jsonSchema that is not an object schema", () => {
-    expect(() => defineTool({ name: "s", description: "d", inputSchema: toStandardJsonSchema(shipment), validate: false, execute: () => "" })).toThrow(
-      expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("validate applies to a JSON Schema inputSchema only") }),
+    expect(() =>
+      defineTool({ name: "s", description: "d", inputSchema: toStandardJsonSchema(shipment), validate: false, execute: () => "" }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "INVALID_TOOL_DEFINITION",
+        message: expect.stringContaining("validate applies to a JSON Schema inputSchema only"),
+      }),
     );
-    expect(() => defineTool({ name: "s", description: "d", inputSchema: shipment, jsonSchema: { type: "string" }, execute: () => "" })).toThrow(
-      expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("must be an object schema") }),
-    );
+    expect(() =>
+      defineTool({ name: "s", description: "d", inputSchema: shipment, jsonSchema: { type: "string" }, execute: () => "" }),
+    ).toThrow(expect.objectContaining({ code: "INVALID_TOOL_DEFINITION", message: expect.stringContaining("must be an object schema") }));
   });
 
   it("a converter that cannot describe the schema is refused with its reason", () => {

@@ -74,7 +74,8 @@ describe("ToolRegistry", () => {
 
   it("advertises timeout_ms clamped to the 1,000-300,000 ms the runtime accepts", () => {
     const quick = defineTool({ name: "quick", description: "d", inputSchema: z.object({}), timeoutMs: 500, execute: () => "" });
-    const advertised = (tool: ClientTool, sessionDefault: number) => new ToolRegistry([tool]).toWireGroups(sessionDefault)[0]!.tools[0]!.timeout_ms;
+    const advertised = (tool: ClientTool, sessionDefault: number) =>
+      new ToolRegistry([tool]).toWireGroups(sessionDefault)[0]!.tools[0]!.timeout_ms;
     expect(advertised(quick, 60_000)).toBe(1_000);
     expect(advertised(clock, 900_000)).toBe(300_000);
     expect(advertised(clock, 1)).toBe(1_000);

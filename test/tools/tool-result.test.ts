@@ -44,7 +44,10 @@ describe("normalizeToolResult", () => {
 
   it("keeps text and image blocks in order when an image is present, dropping unknown fields", () => {
     const result = normalizeToolResult({
-      content: [{ type: "text", text: "chart:", extra: 1 }, { ...image, annotations: {} }],
+      content: [
+        { type: "text", text: "chart:", extra: 1 },
+        { ...image, annotations: {} },
+      ],
     });
     expect(result).toEqual({ content: [{ type: "text", text: "chart:" }, image], isError: false });
     for (const block of result.content) expect(wireContentBlockSchema.safeParse(block).success).toBe(true);
@@ -68,11 +71,11 @@ describe("normalizeToolResult", () => {
   });
 
   it.each([
-    ["a text block without text", [{ type: "text", text: "ok" }, { type: "text" }], "block 1 (text) needs a string \"text\""],
-    ["a text block with a number", [{ type: "text", text: 5 }], "block 0 (text) needs a string \"text\", got a number"],
-    ["an image without data", [image, { type: "image", mimeType: "image/png" }], "block 1 (image) needs base64 \"data\""],
-    ["an image without mimeType", [{ type: "image", data: "AAAA" }], "block 0 (image) needs a \"mimeType\""],
-    ["an image with a non-image mimeType", [{ type: "image", data: "AAAA", mimeType: "text/plain" }], "block 0 (image) needs a \"mimeType\""],
+    ["a text block without text", [{ type: "text", text: "ok" }, { type: "text" }], 'block 1 (text) needs a string "text"'],
+    ["a text block with a number", [{ type: "text", text: 5 }], 'block 0 (text) needs a string "text", got a number'],
+    ["an image without data", [image, { type: "image", mimeType: "image/png" }], 'block 1 (image) needs base64 "data"'],
+    ["an image without mimeType", [{ type: "image", data: "AAAA" }], 'block 0 (image) needs a "mimeType"'],
+    ["an image with a non-image mimeType", [{ type: "image", data: "AAAA", mimeType: "text/plain" }], 'block 0 (image) needs a "mimeType"'],
   ])("turns the whole result into an error naming the index: %s", (_label, blocks, expected) => {
     for (const value of [blocks, { content: blocks }]) {
       const result = normalizeToolResult(value);
@@ -171,14 +174,18 @@ describe("normalizeToolResult", () => {
 
   it("never throws for arbitrary values either (functions, symbols, BigInts, cycles)", () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true }), fc.func(fc.anything()), (value, fn) => {
-        const cyclic: Record<string, unknown> = { value };
-        cyclic.self = cyclic;
-        for (const candidate of [value, fn, cyclic, [value, { type: "text", text: value }]]) {
-          const result = normalizeToolResult(candidate);
-          expect(result.content.length).toBeGreaterThan(0);
-        }
-      }),
+      fc.property(
+        fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true }),
+        fc.func(fc.anything()),
+        (value, fn) => {
+          const cyclic: Record<string, unknown> = { value };
+          cyclic.self = cyclic;
+          for (const candidate of [value, fn, cyclic, [value, { type: "text", text: value }]]) {
+            const result = normalizeToolResult(candidate);
+            expect(result.content.length).toBeGreaterThan(0);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

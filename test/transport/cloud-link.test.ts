@@ -79,7 +79,14 @@ describe("CloudLink: opening", () => {
     const recorded = makeLink(relay);
     const connecting = recorded.link.connect();
     await waitFor(() => relay.sockets.some((entry) => entry.channel === "control"), 2_000, "control socket");
-    const request = { type: "external_tool_call_request", seq: 7, request_id: "early-1", tool_call_id: "call-1", tool_name: "x", input: {} };
+    const request = {
+      type: "external_tool_call_request",
+      seq: 7,
+      request_id: "early-1",
+      tool_call_id: "call-1",
+      tool_name: "x",
+      input: {},
+    };
     relay.current("control").socket.send(JSON.stringify(request));
     await connecting;
     await waitFor(() => recorded.frames.length === 1, 2_000, "the early frame emitted");
@@ -139,8 +146,12 @@ describe("CloudLink: opening", () => {
     const { link } = makeLink(relay);
     await link.connect();
     await expect(link.connect()).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
-    expect(() => new CloudLink({ connectionId: "c", apiKey: " ", baseUrl: relay.baseUrl })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => new CloudLink({ connectionId: "c", apiKey: "k", baseUrl: "ftp://x" })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => new CloudLink({ connectionId: "c", apiKey: " ", baseUrl: relay.baseUrl })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
+    expect(() => new CloudLink({ connectionId: "c", apiKey: "k", baseUrl: "ftp://x" })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
   });
 });
 
@@ -478,7 +489,11 @@ describe("CloudLink: secrets", () => {
     expect(errors.length).toBeGreaterThan(0);
     for (const error of errors) {
       expect(isToolrelayError(error)).toBe(true);
-      const text = JSON.stringify({ message: (error as Error).message, details: (error as ToolrelayError).details, cause: String((error as Error).cause) });
+      const text = JSON.stringify({
+        message: (error as Error).message,
+        details: (error as ToolrelayError).details,
+        cause: String((error as Error).cause),
+      });
       for (const form of forms) expect(text).not.toContain(form);
     }
   }
@@ -504,7 +519,16 @@ describe("CloudLink: secrets", () => {
       errors.push(...recorded.errors);
     }
     expect(errors.map((error) => (error as ToolrelayError).code).sort()).toEqual(
-      ["CONNECTION_CLOSED", "CONNECTION_CLOSED", "CONNECT_FAILED", "CONNECT_FAILED", "CONNECT_FAILED", "CONNECT_FAILED", "UNAUTHORIZED", "UNAUTHORIZED"].sort(),
+      [
+        "CONNECTION_CLOSED",
+        "CONNECTION_CLOSED",
+        "CONNECT_FAILED",
+        "CONNECT_FAILED",
+        "CONNECT_FAILED",
+        "CONNECT_FAILED",
+        "UNAUTHORIZED",
+        "UNAUTHORIZED",
+      ].sort(),
     );
     expectClean(errors);
   });

@@ -130,40 +130,41 @@ describe("EventSequenceGapDetector", () => {
 describe("EventSequenceGapDetector (property)", () => {
   // Any interleaving of two in-order channels, delivered within the window, is never a gap;
   // removing one number between the first delivered and the highest always is, exactly once.
-  test.prop([fc.array(fc.boolean(), { minLength: 2, maxLength: 60 }), fc.array(fc.boolean(), { minLength: 120, maxLength: 120 }), fc.nat()])(
-    "interleaving of two ordered channels never reports; a loss above the watermark always does",
-    (channelOf, picks, dropSeed) => {
-      vi.useFakeTimers();
-      try {
-        const numbers = channelOf.map((_, index) => index + 1);
-        const control = numbers.filter((_, index) => channelOf[index]);
-        const stream = numbers.filter((_, index) => !channelOf[index]);
-        const merged: number[] = [];
-        let c = 0;
-        let s = 0;
-        let step = 0;
-        while (c < control.length || s < stream.length) {
-          const takeControl = s >= stream.length || (c < control.length && picks[step++ % picks.length]!);
-          merged.push(takeControl ? control[c++]! : stream[s++]!);
-        }
-        const clean = detector(1_000);
-        for (const value of merged) clean.instance.observe(value);
-        vi.advanceTimersByTime(5_000);
-        expect(clean.gaps).toEqual([]);
-
-        const lost = numbers[dropSeed % numbers.length]!;
-        const lossy = detector(1_000);
-        const delivered = merged.filter((value) => value !== lost);
-        // The first number after a connect is the watermark: a loss below it is covered by the connect's own sync.
-        const first = delivered[0]!;
-        for (const value of merged) if (value !== lost) lossy.instance.observe(value);
-        vi.advanceTimersByTime(5_000);
-        const highest = Math.max(...delivered);
-        if (lost > first && lost < highest) expect(lossy.gaps.map((gap) => gap.missing)).toEqual([1]);
-        else expect(lossy.gaps).toEqual([]);
-      } finally {
-        vi.useRealTimers();
+  test.prop([
+    fc.array(fc.boolean(), { minLength: 2, maxLength: 60 }),
+    fc.array(fc.boolean(), { minLength: 120, maxLength: 120 }),
+    fc.nat(),
+  ])("interleaving of two ordered channels never reports; a loss above the watermark always does", (channelOf, picks, dropSeed) => {
+    vi.useFakeTimers();
+    try {
+      const numbers = channelOf.map((_, index) => index + 1);
+      const control = numbers.filter((_, index) => channelOf[index]);
+      const stream = numbers.filter((_, index) => !channelOf[index]);
+      const merged: number[] = [];
+      let c = 0;
+      let s = 0;
+      let step = 0;
+      while (c < control.length || s < stream.length) {
+        const takeControl = s >= stream.length || (c < control.length && picks[step++ % picks.length]!);
+        merged.push(takeControl ? control[c++]! : stream[s++]!);
       }
-    },
-  );
+      const clean = detector(1_000);
+      for (const value of merged) clean.instance.observe(value);
+      vi.advanceTimersByTime(5_000);
+      expect(clean.gaps).toEqual([]);
+
+      const lost = numbers[dropSeed % numbers.length]!;
+      const lossy = detector(1_000);
+      const delivered = merged.filter((value) => value !== lost);
+      // The first number after a connect is the watermark: a loss below it is covered by the connect's own sync.
+      const first = delivered[0]!;
+      for (const value of merged) if (value !== lost) lossy.instance.observe(value);
+      vi.advanceTimersByTime(5_000);
+      const highest = Math.max(...delivered);
+      if (lost > first && lost < highest) expect(lossy.gaps.map((gap) => gap.missing)).toEqual([1]);
+      else expect(lossy.gaps).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

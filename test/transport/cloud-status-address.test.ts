@@ -5,9 +5,13 @@ const header = { mode: "header" as const, apiKey: "k e/y" };
 
 describe("cloud status address", () => {
   it("maps https to wss and http to ws, keeps a path prefix, encodes the connection id", () => {
-    expect(cloudStatusUrl({ baseUrl: "https://api.letta.com", connectionId: "a/b c", agentId: "agent-1", conversationId: "default" }, "control", header)).toBe(
-      "wss://api.letta.com/v1/environments/a%2Fb%20c/status/ws?agentId=agent-1&conversationId=default&channel=control",
-    );
+    expect(
+      cloudStatusUrl(
+        { baseUrl: "https://api.letta.com", connectionId: "a/b c", agentId: "agent-1", conversationId: "default" },
+        "control",
+        header,
+      ),
+    ).toBe("wss://api.letta.com/v1/environments/a%2Fb%20c/status/ws?agentId=agent-1&conversationId=default&channel=control");
     expect(cloudStatusUrl({ baseUrl: "http://127.0.0.1:8283/prefix/", connectionId: "c" }, "stream", header)).toBe(
       "ws://127.0.0.1:8283/prefix/v1/environments/c/status/ws?channel=stream",
     );

@@ -67,7 +67,11 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     await link.connect();
     timers.advance(10_000);
     const sockets = [relay.current("control"), relay.current("stream")];
-    await waitFor(() => sockets.every((socket) => socket.protocolPings === 1 && socket.received.some((frame) => frame.type === "ping")), 2_000, "both pings on both sockets");
+    await waitFor(
+      () => sockets.every((socket) => socket.protocolPings === 1 && socket.received.some((frame) => frame.type === "ping")),
+      2_000,
+      "both pings on both sockets",
+    );
   });
 
   it("keeps an idle link open when the relay answers protocol pings but never a JSON ping", async () => {
@@ -76,7 +80,11 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     await link.connect();
     for (let tick = 1; tick <= 12; tick++) {
       timers.advance(10_000);
-      await waitFor(() => relay.current("stream").protocolPings === tick && relay.current("control").protocolPings === tick, 2_000, `ping ${tick}`);
+      await waitFor(
+        () => relay.current("stream").protocolPings === tick && relay.current("control").protocolPings === tick,
+        2_000,
+        `ping ${tick}`,
+      );
       await letTimePass(10); // on purpose: the pongs come back (nothing on the link shows that they were read)
     }
     expect(link.state).toBe("open");

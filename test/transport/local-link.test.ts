@@ -17,7 +17,9 @@ interface TestServer {
 const servers: TestServer[] = [];
 const links: LocalLink[] = [];
 
-async function startServer(options: { port?: number; status?: number; onConnection?: (socket: WebSocket) => void } = {}): Promise<TestServer> {
+async function startServer(
+  options: { port?: number; status?: number; onConnection?: (socket: WebSocket) => void } = {},
+): Promise<TestServer> {
   const http: Server = createServer();
   const wss = new WebSocketServer({ noServer: true });
   const server: TestServer = {
@@ -56,7 +58,6 @@ function track(link: LocalLink): LocalLink {
   links.push(link);
   return link;
 }
-
 
 afterEach(async () => {
   for (const link of links.splice(0)) await link.close();
@@ -117,7 +118,9 @@ describe("LocalLink", () => {
       onConnection: (socket) => {
         socket.send(JSON.stringify({ type: "brand_new_frame_type", x: 1 }));
         socket.send("{not json");
-        socket.send(JSON.stringify({ type: "input_accepted", request_id: "r1", runtime: { agent_id: "a", conversation_id: "c" }, accepted: true }));
+        socket.send(
+          JSON.stringify({ type: "input_accepted", request_id: "r1", runtime: { agent_id: "a", conversation_id: "c" }, accepted: true }),
+        );
       },
     });
     const link = track(new LocalLink({ url: server.url, pingIntervalMs: 0 }));

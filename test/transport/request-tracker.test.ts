@@ -29,7 +29,9 @@ describe("RequestTracker", () => {
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
     try {
-      const frame = { type: "runtime_start", request_id: "rs-bad", agent_id: "agent-1", mode: "default" } as unknown as OutboundFrame & { request_id: string };
+      const frame = { type: "runtime_start", request_id: "rs-bad", agent_id: "agent-1", mode: "default" } as unknown as OutboundFrame & {
+        request_id: string;
+      };
       await expect(tracker.request(frame, { responseType: "runtime_start_response", timeoutMs: 1_000 })).rejects.toMatchObject({
         code: "INVALID_FRAME",
         message: expect.stringContaining("mode"),
@@ -48,7 +50,10 @@ describe("RequestTracker", () => {
     link = new LocalLink({ url: "ws://127.0.0.1:9/ws", pingIntervalMs: 0 });
     const tracker = new RequestTracker(link);
     await expect(
-      tracker.request({ type: "sync", request_id: "s-1", runtime: { agent_id: "a", conversation_id: "c" } }, { responseType: "sync_response" }),
+      tracker.request(
+        { type: "sync", request_id: "s-1", runtime: { agent_id: "a", conversation_id: "c" } },
+        { responseType: "sync_response" },
+      ),
     ).rejects.toMatchObject({ code: "CONNECTION_CLOSED" });
     expect(tracker.pendingCount).toBe(0);
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decodeFrame, isKnownStreamDelta } from "../../src/wire/index.js";
 import { fixture } from "./load-fixtures.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 type Frame = Record<string, any>;
 const text = (value: unknown): string => JSON.stringify(value);
 
@@ -49,7 +50,9 @@ describe("decodeFrame: what is not a frame", () => {
 
 describe("decodeFrame: unknown frame types are tolerated", () => {
   it("reports an unknown type as unknown, with its envelope", () => {
-    expect(decodeFrame(text({ type: "update_background_processes", seq: 12, event_seq: 40, idempotency_key: "x:40:u", processes: [] }))).toEqual({
+    expect(
+      decodeFrame(text({ type: "update_background_processes", seq: 12, event_seq: 40, idempotency_key: "x:40:u", processes: [] })),
+    ).toEqual({
       kind: "unknown",
       type: "update_background_processes",
       envelope: { seq: 12, event_seq: 40, idempotency_key: "x:40:u" },
@@ -97,7 +100,7 @@ describe("decodeFrame: known types are checked", () => {
     expect(decodeFrame(text(fixture("wire/inbound", "external-tool-call-request-scoped")))).toMatchObject({ kind: "frame" });
   });
 
-  it("accepts tool input with an own \"constructor\" key (zod's z.record would refuse it)", () => {
+  it('accepts tool input with an own "constructor" key (zod\'s z.record would refuse it)', () => {
     const frame = fixture("wire/inbound", "external-tool-call-request") as Frame;
     frame.input = { constructor: "Point", toString: "x", hasOwnProperty: 1 };
     expect(decodeFrame(text(frame))).toMatchObject({ kind: "frame", frame: { input: { constructor: "Point" } } });
@@ -120,9 +123,18 @@ describe("decodeFrame: known types are checked", () => {
 
   it("reads listener_ready as the real listener sends it: a string generation and an attempt from 1", () => {
     const ready = fixture("wire/inbound", "listener-ready") as Frame;
-    expect(decodeFrame(text(ready))).toMatchObject({ kind: "frame", frame: { connection_generation: expect.any(String), connection_attempt: 1 } });
-    expect(decodeFrame(text({ ...ready, connection_generation: 2 }))).toMatchObject({ kind: "invalid", error: expect.stringContaining("connection_generation") });
-    expect(decodeFrame(text({ ...ready, connection_attempt: 0 }))).toMatchObject({ kind: "invalid", error: expect.stringContaining("connection_attempt") });
+    expect(decodeFrame(text(ready))).toMatchObject({
+      kind: "frame",
+      frame: { connection_generation: expect.any(String), connection_attempt: 1 },
+    });
+    expect(decodeFrame(text({ ...ready, connection_generation: 2 }))).toMatchObject({
+      kind: "invalid",
+      error: expect.stringContaining("connection_generation"),
+    });
+    expect(decodeFrame(text({ ...ready, connection_attempt: 0 }))).toMatchObject({
+      kind: "invalid",
+      error: expect.stringContaining("connection_attempt"),
+    });
     expect(decodeFrame(text({ ...ready, connection_attempt: 1.5 }))).toMatchObject({ kind: "invalid" });
   });
 
@@ -177,7 +189,10 @@ describe("decodeFrame: stream_delta", () => {
   });
 
   it("reports a delta that is not an object as invalid", () => {
-    expect(decodeFrame(text({ type: "stream_delta", delta: "hello" }))).toMatchObject({ kind: "invalid", error: expect.stringContaining("delta") });
+    expect(decodeFrame(text({ type: "stream_delta", delta: "hello" }))).toMatchObject({
+      kind: "invalid",
+      error: expect.stringContaining("delta"),
+    });
   });
 });
 

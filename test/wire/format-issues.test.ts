@@ -17,12 +17,17 @@ describe("formatPath", () => {
 describe("formatIssues", () => {
   it("resolves a union to the closest variant", () => {
     const schema = z.object({
-      payload: z.union([z.strictObject({ kind: z.literal("a"), value: z.string() }), z.strictObject({ kind: z.literal("a"), other: z.number(), more: z.string() })]),
+      payload: z.union([
+        z.strictObject({ kind: z.literal("a"), value: z.string() }),
+        z.strictObject({ kind: z.literal("a"), other: z.number(), more: z.string() }),
+      ]),
     });
     const result = schema.safeParse({ payload: { kind: "a", value: 1 } });
     expect(result.success).toBe(false);
     if (!result.success) {
-      expect(flattenIssues(result.error.issues)).toEqual([{ path: ["payload", "value"], message: "Invalid input: expected string, received number" }]);
+      expect(flattenIssues(result.error.issues)).toEqual([
+        { path: ["payload", "value"], message: "Invalid input: expected string, received number" },
+      ]);
       expect(formatIssues(result.error.issues)).toBe("payload.value: Invalid input: expected string, received number");
     }
   });

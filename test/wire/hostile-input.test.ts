@@ -18,10 +18,13 @@ const knownTypes = [...inboundFrameSchemasByType.keys()];
 describe("decodeFrame never throws", () => {
   it("for 2,000 arbitrary strings (any code points)", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ unit: "grapheme-ascii", maxLength: 200 })), (input) => {
-        expectWellFormed(decodeFrame(input));
-        expectWellFormed(decodeOutboundFrame(input));
-      }),
+      fc.property(
+        fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ unit: "grapheme-ascii", maxLength: 200 })),
+        (input) => {
+          expectWellFormed(decodeFrame(input));
+          expectWellFormed(decodeOutboundFrame(input));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -43,14 +46,31 @@ describe("decodeFrame never throws", () => {
   it("for 2,000 objects with a known type and arbitrary fields (never unknown, never a throw)", () => {
     const field = fc.oneof(
       fc.jsonValue({ maxDepth: 3 }),
-      fc.record({ message_type: fc.constantFrom("assistant_message", "tool_return_message", "client_tool_start", "other"), content: fc.jsonValue({ maxDepth: 2 }) }),
+      fc.record({
+        message_type: fc.constantFrom("assistant_message", "tool_return_message", "client_tool_start", "other"),
+        content: fc.jsonValue({ maxDepth: 2 }),
+      }),
       fc.record({ agent_id: fc.oneof(fc.string(), fc.constant(null)), conversation_id: fc.jsonValue({ maxDepth: 1 }) }),
     );
     fc.assert(
       fc.property(
         fc.constantFrom(...knownTypes),
         fc.dictionary(
-          fc.constantFrom("request_id", "delta", "runtime", "input", "tool_name", "tool_call_id", "success", "request", "loop_status", "seq", "event_seq", "__proto__", "constructor"),
+          fc.constantFrom(
+            "request_id",
+            "delta",
+            "runtime",
+            "input",
+            "tool_name",
+            "tool_call_id",
+            "success",
+            "request",
+            "loop_status",
+            "seq",
+            "event_seq",
+            "__proto__",
+            "constructor",
+          ),
           field,
         ),
         (type, fields) => {
@@ -67,7 +87,7 @@ describe("decodeFrame never throws", () => {
 describe("decodeFrame with pathological nesting", () => {
   it("answers a 10,000-level nested document quickly, as invalid", () => {
     const arrays = "[".repeat(10_000) + "]".repeat(10_000);
-    const objects = '{"type":"stream_delta","delta":' + '{"a":'.repeat(10_000) + "1" + "}".repeat(10_001);
+    const objects = `{"type":"stream_delta","delta":${'{"a":'.repeat(10_000)}1${"}".repeat(10_001)}`;
     const started = performance.now();
     expect(decodeFrame(arrays)).toMatchObject({ kind: "invalid", error: expect.stringContaining("nested deeper") });
     expect(decodeFrame(objects)).toMatchObject({ kind: "invalid", error: expect.stringContaining("nested deeper") });
@@ -82,9 +102,18 @@ describe("decodeFrame with pathological nesting", () => {
   });
 
   it("still names the type and request id of a request refused for its depth (so it can be answered), read from its top level only", () => {
-    const deep = '{"type":"external_tool_call_request","note":{"request_id":"nested-not-this"},"request_id":"external-tool-7","input":' + "[".repeat(5_000) + "]".repeat(5_000) + "}";
-    expect(decodeFrame(deep)).toMatchObject({ kind: "invalid", type: "external_tool_call_request", requestId: "external-tool-7", error: expect.stringContaining("nested deeper") });
-    const escaped = '{"type":"x\\"y","request_id":"a\\"b","deep":' + "[".repeat(300) + "]".repeat(300) + "}";
+    const deep =
+      '{"type":"external_tool_call_request","note":{"request_id":"nested-not-this"},"request_id":"external-tool-7","input":' +
+      "[".repeat(5_000) +
+      "]".repeat(5_000) +
+      "}";
+    expect(decodeFrame(deep)).toMatchObject({
+      kind: "invalid",
+      type: "external_tool_call_request",
+      requestId: "external-tool-7",
+      error: expect.stringContaining("nested deeper"),
+    });
+    const escaped = `{"type":"x\\"y","request_id":"a\\"b","deep":${"[".repeat(300)}${"]".repeat(300)}}`;
     expect(decodeFrame(escaped)).toMatchObject({ kind: "invalid", type: 'x"y', requestId: 'a"b' });
     expect(decodeFrame("[".repeat(1_000_000))).toMatchObject({ kind: "invalid" });
     expect(decodeFrame("[".repeat(1_000_000))).not.toHaveProperty("requestId");

@@ -9,6 +9,7 @@ import { encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
 import { expectAccepted, expectRejected, rejection } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 type Frame = Record<string, any>;
 const message = (): Frame => fixture("wire/outbound", "input-create-message");
 const allow = (): Frame => fixture("wire/outbound", "input-approval-allow");

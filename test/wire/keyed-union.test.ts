@@ -29,6 +29,8 @@ describe("keyedUnion", () => {
 
   it("refuses options without a literal key, or with a duplicate value", () => {
     expect(() => keyedUnion("kind", [z.looseObject({ kind: z.string() })])).toThrow(TypeError);
-    expect(() => keyedUnion("kind", [z.looseObject({ kind: z.literal("a") }), z.looseObject({ kind: z.literal("a") })])).toThrow(/duplicate/);
+    expect(() => keyedUnion("kind", [z.looseObject({ kind: z.literal("a") }), z.looseObject({ kind: z.literal("a") })])).toThrow(
+      /duplicate/,
+    );
   });
 });

@@ -72,7 +72,14 @@ describe("frames recorded from the real Letta Code peer", () => {
       expect(isKnownStreamDelta(delta)).toBe(knownStreamDeltaTypes.has(delta.message_type));
       seen.add(delta.message_type);
     }
-    for (const type of ["assistant_message", "approval_request_message", "client_tool_start", "client_tool_end", "tool_return_message", "stop_reason"]) {
+    for (const type of [
+      "assistant_message",
+      "approval_request_message",
+      "client_tool_start",
+      "client_tool_end",
+      "tool_return_message",
+      "stop_reason",
+    ]) {
       expect(seen).toContain(type);
     }
   });

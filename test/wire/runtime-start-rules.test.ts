@@ -6,6 +6,7 @@ import { describe, it } from "vitest";
 import { expectAccepted, expectRejected } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 type Frame = Record<string, any>;
 const createAgent = (): Frame => fixture("wire/outbound", "runtime-start-create-agent");
 const existingAgent = (): Frame => fixture("wire/outbound", "runtime-start-existing-agent");
@@ -94,7 +95,7 @@ describe("runtime_start: external tool definitions (a bad one drops the whole fr
     expectRejected(frame, "external_tools[0].tools[0].parameters");
   });
 
-  it("accepts parameters and an agent body with an own \"constructor\" key", () => {
+  it('accepts parameters and an agent body with an own "constructor" key', () => {
     const frame = createAgent();
     firstTool(frame).parameters = { type: "object", constructor: "x" };
     frame.create_agent.body.constructor = "y";

@@ -52,7 +52,13 @@ describe("streamDeltaSchema", () => {
   });
 
   it("accepts a content part of another type next to text parts", () => {
-    const delta = { message_type: "assistant_message", content: [{ type: "text", text: "a" }, { type: "image", source: {} }] };
+    const delta = {
+      message_type: "assistant_message",
+      content: [
+        { type: "text", text: "a" },
+        { type: "image", source: {} },
+      ],
+    };
     expect(streamDeltaSchema.safeParse(delta).success).toBe(true);
   });
 });
@@ -78,7 +84,13 @@ describe("isKnownStreamDelta", () => {
 describe("inboundContentText", () => {
   it("returns a string as is and concatenates text parts, skipping other parts", () => {
     expect(inboundContentText("hello")).toBe("hello");
-    expect(inboundContentText([{ type: "text", text: "Let me " }, { type: "image", data: "x" }, { type: "text", text: "check." }])).toBe("Let me check.");
+    expect(
+      inboundContentText([
+        { type: "text", text: "Let me " },
+        { type: "image", data: "x" },
+        { type: "text", text: "check." },
+      ]),
+    ).toBe("Let me check.");
     expect(inboundContentText([])).toBe("");
   });
 });

@@ -18,12 +18,12 @@ const anything = fc.oneof(
 );
 const extraKey = fc.constantFrom("isError", "mimeType", "data", "text", "type", "request_id", "content", "extra");
 /** Mostly `good`, sometimes any value at all. */
-const mostly = <T,>(good: fc.Arbitrary<T>) => fc.oneof({ arbitrary: good, weight: 6 }, { arbitrary: anything, weight: 1 });
+const mostly = <T>(good: fc.Arbitrary<T>) => fc.oneof({ arbitrary: good, weight: 6 }, { arbitrary: anything, weight: 1 });
 /** Sometimes adds one extra (often unknown) key. */
 const withExtras = <T extends object>(base: fc.Arbitrary<T>) =>
-  fc.tuple(base, fc.option(fc.tuple(extraKey, anything), { freq: 6 })).map(([value, extra]) =>
-    extra === null ? value : { ...value, [extra[0]]: extra[1] },
-  );
+  fc
+    .tuple(base, fc.option(fc.tuple(extraKey, anything), { freq: 6 }))
+    .map(([value, extra]) => (extra === null ? value : { ...value, [extra[0]]: extra[1] }));
 const block = mostly(
   fc.oneof(
     withExtras(fc.record({ type: fc.constant("text"), text: mostly(fc.string({ maxLength: 8 })) }, { requiredKeys: ["type"] })),
@@ -69,7 +69,16 @@ describe("checkToolCallResponseFrame", () => {
   it("returns undefined for a valid frame and a path for an invalid one", () => {
     expect(checkToolCallResponseFrame({ type: "external_tool_call_response", request_id: "r", error: "x" })).toBeUndefined();
     expect(
-      checkToolCallResponseFrame({ type: "external_tool_call_response", request_id: "r", result: { content: [{ type: "text", text: "a" }, { type: "image", data: "" }] } }),
+      checkToolCallResponseFrame({
+        type: "external_tool_call_response",
+        request_id: "r",
+        result: {
+          content: [
+            { type: "text", text: "a" },
+            { type: "image", data: "" },
+          ],
+        },
+      }),
     ).toBe("result.content[1].mimeType: Invalid input: expected string");
   });
 });

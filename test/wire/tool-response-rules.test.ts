@@ -8,6 +8,7 @@ import { encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
 import { expectAccepted, expectRejected, rejection } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 type Frame = Record<string, any>;
 const resultFrame = (): Frame => fixture("wire/outbound", "external-tool-call-response-result");
 const errorFrame = (): Frame => fixture("wire/outbound", "external-tool-call-response-error");
@@ -107,7 +108,10 @@ describe("external_tool_call_response: shapes the runtime accepts but would mang
 
   it("never puts the result text into the error message", () => {
     const frame = resultFrame();
-    frame.result.content = [{ type: "text", text: "secret-token-123" }, { type: "text", text: 5 }];
+    frame.result.content = [
+      { type: "text", text: "secret-token-123" },
+      { type: "text", text: 5 },
+    ];
     frame.result.is_error = "secret-token-456";
     const error = rejection(frame);
     expect(error.message).not.toContain("secret-token");

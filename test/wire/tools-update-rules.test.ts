@@ -6,6 +6,7 @@ import { describe, it } from "vitest";
 import { expectAccepted, expectRejected } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape
 type Frame = Record<string, any>;
 const update = (): Frame => fixture("wire/outbound", "runtime-external-tools-update");
 

@@ -33,7 +33,13 @@ export function normalizeLog(entries: readonly EditorLogEntry[], options: Normal
 export function logShape(entries: readonly EditorLogEntry[]): string[] {
   return entries.map(({ direction, message }) => {
     const arrow = direction === "in" ? "agent→editor" : "editor→agent";
-    const fields = message as { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number } };
+    const fields = message as {
+      id?: unknown;
+      method?: string;
+      params?: Record<string, unknown>;
+      result?: unknown;
+      error?: { code: number };
+    };
     if (typeof fields.method === "string") {
       if (fields.method === "session/update") {
         const update = fields.params?.update as { sessionUpdate: string; status?: string } | undefined;

@@ -176,4 +176,3 @@ export function memoryStreamPair(): [Stream, Stream] {
     { readable: toEditor.readable, writable: toAgent.writable },
   ];
 }
-

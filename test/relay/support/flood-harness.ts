@@ -76,9 +76,12 @@ class VictimClient {
 
   static async connect(relay: RelayProcess, connectionId: string): Promise<VictimClient> {
     const open = (channel: string) => {
-      const socket = new WebSocket(`${relay.url}/v1/environments/${connectionId}/status/ws?channel=${channel}&sessionId=victim&agentId=victim-agent&conversationId=victim-conv`, {
-        headers: { authorization: `Bearer ${VICTIM_KEY}` },
-      });
+      const socket = new WebSocket(
+        `${relay.url}/v1/environments/${connectionId}/status/ws?channel=${channel}&sessionId=victim&agentId=victim-agent&conversationId=victim-conv`,
+        {
+          headers: { authorization: `Bearer ${VICTIM_KEY}` },
+        },
+      );
       socket.on("error", () => {});
       return socket;
     };
@@ -98,7 +101,9 @@ class VictimClient {
         this.#waiting.delete(requestId);
         resolve(performance.now() - started);
       });
-      this.#sockets[0]!.send(JSON.stringify({ type: "sync", runtime: { agent_id: "victim-agent", conversation_id: "victim-conv" }, request_id: requestId }));
+      this.#sockets[0]!.send(
+        JSON.stringify({ type: "sync", runtime: { agent_id: "victim-agent", conversation_id: "victim-conv" }, request_id: requestId }),
+      );
     });
   }
 
@@ -151,7 +156,13 @@ function startFlooder(relay: RelayProcess, frames: number, padBytes: number) {
 
 export async function measureFloodRatio(options: FloodRatioOptions): Promise<FloodRatioResult> {
   const log = options.log ?? (() => {});
-  const relay = await startRelayProcess({ victim: [VICTIM_KEY], flooder: [FLOOD_KEY] }, ["--listener-mode", "single", "--heartbeat-interval-ms", "0", ...(options.relayArgs ?? [])]);
+  const relay = await startRelayProcess({ victim: [VICTIM_KEY], flooder: [FLOOD_KEY] }, [
+    "--listener-mode",
+    "single",
+    "--heartbeat-interval-ms",
+    "0",
+    ...(options.relayArgs ?? []),
+  ]);
   let listener: FakeListener | undefined;
   let victim: VictimClient | undefined;
   let flooder: ReturnType<typeof startFlooder> | undefined;
@@ -160,7 +171,8 @@ export async function measureFloodRatio(options: FloodRatioOptions): Promise<Flo
     const control = listener.control!;
     control.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as { type?: string; request_id?: string };
-      if (frame.type === "sync" && frame.request_id) control.send(JSON.stringify({ type: "sync_response", request_id: frame.request_id, success: true }));
+      if (frame.type === "sync" && frame.request_id)
+        control.send(JSON.stringify({ type: "sync_response", request_id: frame.request_id, success: true }));
     });
     victim = await VictimClient.connect(relay, listener.answer.connectionId);
     for (let index = 0; index < (options.warmup ?? 300); index++) await victim.roundTrip();
@@ -175,7 +187,9 @@ export async function measureFloodRatio(options: FloodRatioOptions): Promise<Flo
     flooder.go();
     while (finished === undefined) flood.push(await victim.roundTrip());
     await done;
-    log(`flood: ${options.frames} frames forwarded in ${Math.round(Number(finished.forwardedMs))} ms; ${flood.length} victim round trips meanwhile`);
+    log(
+      `flood: ${options.frames} frames forwarded in ${Math.round(Number(finished.forwardedMs))} ms; ${flood.length} victim round trips meanwhile`,
+    );
     const quietStats = percentiles(quiet);
     const floodStats = percentiles(flood);
     return {

@@ -24,18 +24,22 @@ function send(message: Record<string, unknown>): void {
 function register(order: FloodOrder, deviceId: string): Promise<{ connectionId: string; wsUrl: string }> {
   const body = JSON.stringify({ deviceId, connectionName: "flood", metadata: {} });
   return new Promise((resolve, reject) => {
-    const outgoing = request(`${order.httpUrl}/v1/environments/register`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${order.apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      agent: false,
-    }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        if (response.statusCode !== 200) reject(new Error(`register: HTTP ${response.statusCode}`));
-        else resolve(JSON.parse(Buffer.concat(chunks).toString()) as { connectionId: string; wsUrl: string });
-      });
-    });
+    const outgoing = request(
+      `${order.httpUrl}/v1/environments/register`,
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${order.apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          if (response.statusCode !== 200) reject(new Error(`register: HTTP ${response.statusCode}`));
+          else resolve(JSON.parse(Buffer.concat(chunks).toString()) as { connectionId: string; wsUrl: string });
+        });
+      },
+    );
     outgoing.on("error", reject);
     outgoing.end(body);
   });
@@ -65,7 +69,9 @@ async function main(order: FloodOrder): Promise<void> {
   for (let first = 0; first < order.frames; first += perChunk) {
     const frames: Buffer[] = [];
     for (let index = first; index < Math.min(order.frames, first + perChunk); index++) {
-      frames.push(maskedFrame(Buffer.from(JSON.stringify({ type: "sync", runtime, recover_approvals: true, n: index, ...(pad ? { pad } : {}) }))));
+      frames.push(
+        maskedFrame(Buffer.from(JSON.stringify({ type: "sync", runtime, recover_approvals: true, n: index, ...(pad ? { pad } : {}) }))),
+      );
     }
     chunks.push(Buffer.concat(frames));
   }

@@ -34,7 +34,10 @@ export class FrameLog {
    * The first frame at index >= `from` matching `predicate`; rejects after `timeoutMs`
    * (default 5 s) with the types seen, for a readable failure.
    */
-  waitFor(predicate: (frame: JsonFrame) => boolean, options: { timeoutMs?: number; from?: number; what?: string } = {}): Promise<JsonFrame> {
+  waitFor(
+    predicate: (frame: JsonFrame) => boolean,
+    options: { timeoutMs?: number; from?: number; what?: string } = {},
+  ): Promise<JsonFrame> {
     const timeoutMs = options.timeoutMs ?? 5_000;
     return new Promise((resolve, reject) => {
       let from = options.from ?? 0;
@@ -65,7 +68,10 @@ export class FrameLog {
     });
   }
 
-  waitForType(type: string, options: { timeoutMs?: number; from?: number; where?: (frame: JsonFrame) => boolean } = {}): Promise<JsonFrame> {
+  waitForType(
+    type: string,
+    options: { timeoutMs?: number; from?: number; where?: (frame: JsonFrame) => boolean } = {},
+  ): Promise<JsonFrame> {
     return this.waitFor((frame) => frame.type === type && (options.where?.(frame) ?? true), { ...options, what: type });
   }
 }

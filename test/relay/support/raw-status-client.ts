@@ -84,7 +84,10 @@ export class RawStatusClient {
     this.sendOn(channel, { type: "ack", seq });
   }
 
-  waitFor(type: string, options: { channel?: StatusChannel; timeoutMs?: number; from?: number; where?: (frame: JsonFrame) => boolean } = {}): Promise<JsonFrame> {
+  waitFor(
+    type: string,
+    options: { channel?: StatusChannel; timeoutMs?: number; from?: number; where?: (frame: JsonFrame) => boolean } = {},
+  ): Promise<JsonFrame> {
     return this.logs[options.channel ?? "control"].waitForType(type, options);
   }
 

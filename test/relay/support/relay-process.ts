@@ -32,13 +32,26 @@ export interface RelayProcess {
 }
 
 /** Starts the relay CLI with `tenants` (name → keys) and extra flags; test hooks are on. */
-export async function startRelayProcess(tenants: Record<string, string[]>, args: string[] = [], nodeFlags: string[] = []): Promise<RelayProcess> {
+export async function startRelayProcess(
+  tenants: Record<string, string[]>,
+  args: string[] = [],
+  nodeFlags: string[] = [],
+): Promise<RelayProcess> {
   const folder = mkdtempSync(join(tmpdir(), "toolrelay-relay-"));
   const keysFile = join(folder, "keys");
-  writeFileSync(keysFile, Object.entries(tenants).flatMap(([tenant, keys]) => keys.map((key) => `${tenant} ${key}`)).join("\n"));
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, "--import", "tsx", BIN, "--api-keys-file", keysFile, "--enable-test-hooks", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  writeFileSync(
+    keysFile,
+    Object.entries(tenants)
+      .flatMap(([tenant, keys]) => keys.map((key) => `${tenant} ${key}`))
+      .join("\n"),
+  );
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, ...nodeFlags, "--import", "tsx", BIN, "--api-keys-file", keysFile, "--enable-test-hooks", ...args],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -76,7 +89,9 @@ export async function startRelayProcess(tenants: Record<string, string[]>, args:
     port: Number(new URL(httpUrl).port),
     pid: child.pid ?? -1,
     async stats(apiKey, options = {}) {
-      const { status, json } = await httpJson(`${httpUrl}/_relay/stats${options.gc ? "?gc=1" : ""}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const { status, json } = await httpJson(`${httpUrl}/_relay/stats${options.gc ? "?gc=1" : ""}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       if (status !== 200) throw new Error(`/_relay/stats: HTTP ${status}`);
       return json as RelayStatsAnswer;
     },

@@ -69,7 +69,11 @@ export function createSandboxProbe(): SandboxProbe {
 }
 
 /** The `PROBE` line of a sandbox's output, parsed. */
-export function probeReport(output: readonly string[]): { env: Record<string, string>; cwd: string; argv: string[]; canaryVisible: boolean; workspaceWritable: boolean; rootEntries: string[] } | undefined {
+export function probeReport(
+  output: readonly string[],
+):
+  | { env: Record<string, string>; cwd: string; argv: string[]; canaryVisible: boolean; workspaceWritable: boolean; rootEntries: string[] }
+  | undefined {
   const line = output.find((entry) => entry.startsWith("PROBE "));
   return line ? JSON.parse(line.slice("PROBE ".length)) : undefined;
 }

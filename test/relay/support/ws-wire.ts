@@ -27,7 +27,13 @@ export function maskedFrame(payload: Buffer): Buffer {
  * Opens a raw WebSocket connection: resolves with the socket once the relay answered 101 (any
  * bytes after the answer are handed to `onData`), rejects with the status line otherwise.
  */
-export function rawWebSocket(options: { port: number; path: string; apiKey: string; localAddress?: string; onData?: (chunk: Buffer) => void }): Promise<Socket> {
+export function rawWebSocket(options: {
+  port: number;
+  path: string;
+  apiKey: string;
+  localAddress?: string;
+  onData?: (chunk: Buffer) => void;
+}): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port: options.port, localAddress: options.localAddress });
     let head = Buffer.alloc(0);

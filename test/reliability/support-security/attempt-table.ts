@@ -38,7 +38,8 @@ export class AttemptTable {
   /** The table as Markdown, with a count line per category and a total. */
   markdown(title: string): string {
     const lines = [`${title}`, "", "| # | category | attempt | outcome | evidence |", "| --- | --- | --- | --- | --- |"];
-    for (const [index, row] of this.rows.entries()) lines.push(`| ${index + 1} | ${row.category} | ${row.attempt} | ${row.outcome} | ${row.evidence.replace(/\|/g, "\\|")} |`);
+    for (const [index, row] of this.rows.entries())
+      lines.push(`| ${index + 1} | ${row.category} | ${row.attempt} | ${row.outcome} | ${row.evidence.replace(/\|/g, "\\|")} |`);
     const categories = [...new Set(this.rows.map((row) => row.category))];
     lines.push("");
     for (const category of categories) {
@@ -51,7 +52,10 @@ export class AttemptTable {
 }
 
 /** What an upgrade attempt ended as: refused over HTTP (status), or accepted and then closed (code), or still open. */
-export type UpgradeOutcome = { kind: "refused"; status: number } | { kind: "closed"; code: number; reason: string } | { kind: "open"; socket: WebSocket };
+export type UpgradeOutcome =
+  | { kind: "refused"; status: number }
+  | { kind: "closed"; code: number; reason: string }
+  | { kind: "open"; socket: WebSocket };
 
 /** Opens a socket (with `apiKey` as Bearer, or no header when it is empty) and reports how the relay treated it within `settleMs` after it opened (default 200 ms). */
 export function tryUpgrade(url: string, apiKey: string, settleMs = 200): Promise<UpgradeOutcome> {

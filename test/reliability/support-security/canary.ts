@@ -35,7 +35,7 @@ export function errorTexts(error: unknown, depth = 0): string[] {
 
 function safeText(value: unknown): string {
   try {
-    return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+    return typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
   } catch {
     return String(value);
   }

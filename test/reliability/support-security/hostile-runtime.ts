@@ -56,13 +56,19 @@ export class HostileRuntime {
 
   /** Write one text frame to the SDK, exactly as given. */
   sendText(text: string): void {
-    if (!this.#socket || this.#socket.readyState !== 1) throw new Error("hostile runtime: no open SDK socket");
+    if (this.#socket?.readyState !== 1) throw new Error("hostile runtime: no open SDK socket");
     this.#socket.send(text);
   }
 
   /** Write one `external_tool_call_request` whose `input` is the given JSON text (spliced in verbatim). */
   sendToolCall(requestId: string, toolName: string, inputJson: string, toolCallId = requestId): void {
-    const head = JSON.stringify({ type: "external_tool_call_request", request_id: requestId, runtime: HOSTILE_RUNTIME, tool_call_id: toolCallId, tool_name: toolName });
+    const head = JSON.stringify({
+      type: "external_tool_call_request",
+      request_id: requestId,
+      runtime: HOSTILE_RUNTIME,
+      tool_call_id: toolCallId,
+      tool_name: toolName,
+    });
     this.sendText(`${head.slice(0, -1)},"input":${inputJson}}`);
   }
 

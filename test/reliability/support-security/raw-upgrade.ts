@@ -53,7 +53,10 @@ export function maskedTextFrame(text: string): Buffer {
   const payload = Buffer.from(text, "utf8");
   if (payload.length >= 65_536) throw new Error("maskedTextFrame: payload too large for this helper");
   const mask = randomBytes(4);
-  const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const head =
+    payload.length < 126
+      ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
   const masked = Buffer.alloc(payload.length);
   for (let index = 0; index < payload.length; index++) masked[index] = payload[index]! ^ mask[index % 4]!;
   return Buffer.concat([head, mask, masked]);

@@ -17,11 +17,19 @@ export interface RegisteredEnvironment {
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers }, timeout: 3_000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-    });
+    const outgoing = request(
+      url,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers },
+        timeout: 3_000,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      },
+    );
     outgoing.on("timeout", () => outgoing.destroy(new Error(`POST ${url}: no answer within 3 s`)));
     outgoing.on("error", reject);
     outgoing.end(text);

@@ -103,19 +103,34 @@ export function playFaults(proxy: FaultProxy, schedule: ChaosSchedule): { done: 
           return ended();
         case "blackhole":
           proxy.blackhole(true);
-          return later(fault.durationMs, () => (proxy.blackhole(false), ended()));
+          return later(fault.durationMs, () => {
+            proxy.blackhole(false);
+            ended();
+          });
         case "pauseReading":
           proxy.pauseReading(true);
-          return later(fault.durationMs, () => (proxy.pauseReading(false), ended()));
+          return later(fault.durationMs, () => {
+            proxy.pauseReading(false);
+            ended();
+          });
         case "refuseNew":
           proxy.refuseNew(true);
-          return later(fault.durationMs, () => (proxy.refuseNew(false), ended()));
+          return later(fault.durationMs, () => {
+            proxy.refuseNew(false);
+            ended();
+          });
         case "latency":
           proxy.latency(fault.latencyMs);
-          return later(fault.durationMs, () => (proxy.latency(0), ended()));
+          return later(fault.durationMs, () => {
+            proxy.latency(0);
+            ended();
+          });
         case "byteByByte":
           proxy.byteByByte(true);
-          return later(fault.durationMs, () => (proxy.byteByByte(false), ended()));
+          return later(fault.durationMs, () => {
+            proxy.byteByByte(false);
+            ended();
+          });
       }
     });
   }
