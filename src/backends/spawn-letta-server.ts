@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 
+/** How `backend: { kind: "local", spawn }` starts `letta server --listen` (every field optional). */
 export interface SpawnLettaServerOptions {
   /** Executable to run. Default `"letta"` (the Letta Code CLI on PATH). */
   command?: string;

@@ -30,6 +30,7 @@ const BOUND_FLAGS = {
   "max-sandboxes-per-tenant": "maxSandboxesPerTenant",
 } as const satisfies Record<string, keyof RelayOptions>;
 
+/** The `toolrelay-relay --help` text. */
 export const RELAY_CLI_USAGE = `Usage: toolrelay-relay [options]
 
   --port <n>              port to listen on (default 0: any free port)
@@ -68,7 +69,9 @@ ${Object.keys(BOUND_FLAGS)
 
 /** Where the CLI writes. */
 export interface RelayCliIo {
+  /** One line of output (the listening address, `--help`). */
   stdout(line: string): void;
+  /** One line of log or error. */
   stderr(line: string): void;
 }
 

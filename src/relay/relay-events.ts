@@ -71,6 +71,7 @@ export interface RelaySandboxInfo {
   workspace: string;
 }
 
+/** An SDK session's socket (control or stream) connected or closed. */
 export interface SdkSocketEvent {
   connectionId: string;
   /** The relay's id for the SDK session (not its identity key). */
@@ -78,6 +79,7 @@ export interface SdkSocketEvent {
   channel: Channel;
 }
 
+/** The relay's events (`relay.on(name, listener)`), with their listener arguments. */
 export interface RelayEvents {
   "environment-registered": [info: RelayEnvironmentInfo];
   "environment-removed": [connectionId: string, reason: string];

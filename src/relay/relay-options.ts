@@ -11,11 +11,15 @@ export type ListenerMode = "single" | "split" | "paired";
 
 /** Where the relay writes its log lines. Lines never contain frame contents or credentials. */
 export interface RelayLogger {
+  /** Per-frame and per-socket detail (`--debug`). */
   debug(message: string, details?: Record<string, unknown>): void;
+  /** Lifecycle: listening, environments registered and removed (`--verbose`). */
   info(message: string, details?: Record<string, unknown>): void;
+  /** Refusals and bounds hit; always written. */
   warn(message: string, details?: Record<string, unknown>): void;
 }
 
+/** The options of `startRelay` (and of the `toolrelay-relay` CLI's flags); every one has a default. */
 export interface RelayOptions {
   /** Port to listen on. Default `0` (any free port; read it from `relay.port`). */
   port?: number;
@@ -152,6 +156,7 @@ export interface RelayOptions {
   timers?: Timers;
 }
 
+/** {@link RelayOptions} with every default applied and the keys indexed by tenant (what the relay runs with). */
 export interface ResolvedRelayOptions {
   port: number;
   host: string;

@@ -32,6 +32,7 @@ export type RefusalKind =
   /** A sandbox request that is malformed, names no such sandbox (or another tenant's), or is sent to a relay without sandboxes. */
   | "sandbox-refused";
 
+/** Why the relay refused an attempt (the `refused` event): a connection, a frame or a sandbox request. */
 export interface RelayRefusal {
   kind: RefusalKind;
   /** The tenant that made the refused attempt (undefined before authentication). */

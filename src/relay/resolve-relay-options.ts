@@ -55,6 +55,7 @@ export function buildKeyTenants(options: Pick<RelayOptions, "apiKeys" | "tenants
   return keyTenants;
 }
 
+/** Apply the defaults of {@link RelayOptions}; throws `INVALID_OPTIONS` naming the first wrong option. */
 export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOptions {
   const host = options.host ?? "127.0.0.1";
   const keyTenants = buildKeyTenants(options);
