@@ -103,3 +103,9 @@ export class ToolrelayError extends Error {
 export function isToolrelayError(value: unknown, code?: ToolrelayErrorCode): value is ToolrelayError {
   return ToolrelayError.is(value) && (code === undefined || value.code === code);
 }
+
+/** A `ToolrelayError` as it is; anything else thrown becomes one with code `INTERNAL` (the original as its `cause`). */
+export function asToolrelayError(error: unknown): ToolrelayError {
+  if (isToolrelayError(error)) return error;
+  return new ToolrelayError("INTERNAL", `unexpected error: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
-import { validateSessionOptions } from "../session/session-options-schema.js";
+import { validateSessionOptions } from "../session/validate-session-options.js";
 import type { AgentOptions, BackendOptions } from "../session/session-options.js";
 import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 import { formatIssues } from "../wire/format-issues.js";

@@ -14,7 +14,7 @@ import { Session } from "./session.js";
 import { SessionTools } from "./session-tools.js";
 import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
-import { validateSessionOptions } from "./session-options-schema.js";
+import { validateSessionOptions } from "./validate-session-options.js";
 
 /**
  * Start a session: connect to the runtime, register the agent, conversation

@@ -1,26 +1,20 @@
 import { EventEmitter } from "eventemitter3";
 import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
-import { ToolrelayError, isToolrelayError } from "../errors.js";
-import { nextRequestId } from "../internal/request-id.js";
-import type { TimerHandle } from "../internal/timers.js";
+import { ToolrelayError, asToolrelayError } from "../errors.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
-import type { InboundFrame, InputAcceptedFrame, InputFrame } from "../wire/index.js";
+import type { InboundFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
 import type { SessionEvents } from "./session-events.js";
 import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
 import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
-import { Turn } from "./turn.js";
+import type { Turn } from "./turn.js";
+import { TurnStarter } from "./turn-starter.js";
 import { TurnTracker } from "./turn-tracker.js";
 
 export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
-
-/** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
-const ABORT_SETTLE_MS = 2_000;
-
-type InputMessage = InputFrame & { request_id: string };
 
 /**
  * A session with one agent and conversation. Create it with `createSession`;
@@ -35,13 +29,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #dispatcher: ToolCallDispatcher;
   #approvals: ApprovalResponder;
   #turns: TurnTracker;
-  #turn: Turn | undefined;
-  /** The running turn's input while it waits for the link: it was never written, so it is written once the link is back. */
-  #unwrittenInput: { turn: Turn; frame: InputMessage } | undefined;
-  /** The running turn's input was written and the runtime has not confirmed it yet. */
-  #inputUnconfirmed = false;
+  #starter: TurnStarter;
   #closing: Promise<void> | undefined;
-  #abortTimer: TimerHandle | undefined;
   #callerSignalCleanup: (() => void) | undefined;
 
   /** @internal Use `createSession`. */
@@ -95,6 +84,20 @@ export class Session extends EventEmitter<SessionEvents> {
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
       onActiveChange: (active) => this.#link.setTurnActive?.(active),
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
+    });
+    this.#starter = new TurnStarter({
+      link: parts.link,
+      timers: parts.timers,
+      observer: parts.observer,
+      requestTimeoutMs: parts.requestTimeoutMs,
+      sandbox: parts.sandbox,
+      requests: this.#tracker,
+      registration: this.#registration,
+      own: this.#own,
+      turns: this.#turns,
+      calls: this.#dispatcher.table,
+      reassertToolsEachTurn: options.reassertToolsEachTurn ?? false,
+      onError: (error) => this.emit("error", error),
     });
     this.#link.on("frame", (frame) => this.#onFrame(frame));
     this.#link.on("state", (state, previous) => this.#onState(state, previous));
@@ -193,107 +196,12 @@ export class Session extends EventEmitter<SessionEvents> {
    */
   send(message: MessageInput, options: SendOptions = {}): Turn {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
-    const sandbox = this.#parts.sandbox;
-    if (this.#link.state === "closed" && !sandbox) throw linkClosedForGood();
-    if (this.#turn && !this.#turn.done)
-      throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
-    const runtime = this.#own.scope!;
-    const turn = Turn.create((target) => this.#abortTurn(target));
-    this.#turn = turn;
-    const clientMessageId = nextRequestId("message");
-    this.#turns.begin(turn, clientMessageId);
-    this.#parts.observer.turnStarted(turn.result, message, clientMessageId);
-    const frame = {
-      type: "input",
-      request_id: nextRequestId("input"),
-      runtime,
-      payload: {
-        kind: "create_message",
-        messages: [{ role: "user", content: message, client_message_id: clientMessageId }],
-        exclude_interactive_tools: true,
-      },
-    } as InputMessage;
-    // HOOK (managed sandbox): refresh its TTL before the turn. A sandbox that is gone fails the turn
-    // with SANDBOX_EXPIRED before the input is written — also when its link already closed with it.
-    const checked = sandbox
-      ? sandbox.beforeTurn().then(() => {
-          if (this.#link.state === "closed") throw linkClosedForGood();
-        })
-      : Promise.resolve();
-    const ready = this.#parts.options.reassertToolsEachTurn ? checked.then(() => this.#registration.reassertTools(runtime)) : checked;
-    void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
-    const signal = options.signal;
-    if (signal) {
-      if (signal.aborted) void turn.abort();
-      else {
-        const onAbort = () => void turn.abort();
-        signal.addEventListener("abort", onAbort);
-        void turn.result.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => undefined);
-      }
-    }
-    return turn;
-  }
-
-  /**
-   * Write the turn's input once. Not open yet (or the socket was already closing, so nothing went
-   * out): it waits for the reconnect. Written but unconfirmed when the link drops: the turn fails
-   * with `INPUT_UNCONFIRMED` — it is never written twice (the runtime does not reliably dedupe).
-   */
-  async #writeInput(turn: Turn, frame: InputMessage): Promise<void> {
-    if (turn.done) return;
-    if (this.#link.state !== "open") {
-      this.#unwrittenInput = { turn, frame };
-      return;
-    }
-    this.#inputUnconfirmed = true;
-    let accepted: InputAcceptedFrame;
-    try {
-      accepted = await this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: this.#parts.requestTimeoutMs });
-    } catch (error) {
-      if (isToolrelayError(error) && error.details?.written === false) {
-        this.#unwrittenInput = { turn, frame };
-        return;
-      }
-      throw unconfirmed(error);
-    } finally {
-      this.#inputUnconfirmed = false;
-    }
-    if (!accepted.accepted)
-      turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+    return this.#starter.start(message, options);
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */
   abort(): Promise<void> {
-    return this.#turn && !this.#turn.done ? this.#abortTurn(this.#turn) : Promise.resolve();
-  }
-
-  async #abortTurn(turn: Turn): Promise<void> {
-    const runtime = this.#own.scope!;
-    this.#turns.markAborted();
-    if (this.#unwrittenInput?.turn === turn) this.#unwrittenInput = undefined;
-    const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
-    const response = this.#tracker.request(frame, { responseType: "abort_message_response", timeoutMs: this.#parts.requestTimeoutMs });
-    // The runtime waits up to 5 minutes for an external call; answer ours (all of this runtime's) now.
-    this.#dispatcher.table.cancel("the turn was aborted");
-    try {
-      await response;
-    } catch (error) {
-      this.emit("error", asToolrelayError(error));
-    }
-    if (turn.done) return;
-    await new Promise<void>((resolve) => {
-      this.#abortTimer = this.#parts.timers.setTimeout(() => {
-        this.#abortTimer = undefined;
-        turn.finish("cancelled");
-        resolve();
-      }, ABORT_SETTLE_MS);
-      void turn.result.then(
-        () => resolve(),
-        () => resolve(),
-      );
-    });
-    if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
-    this.#abortTimer = undefined;
+    return this.#starter.abort();
   }
 
   /** Close the session: pending tool calls are answered as cancelled, the link closes, and whatever the session started is stopped. Idempotent. */
@@ -311,8 +219,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#parts.observer.sessionClosed(this.#dispatcher.table.runningCount);
     this.#callerSignalCleanup?.();
     this.#dispatcher.table.close("the session was closed");
-    if (this.#abortTimer !== undefined) this.#parts.timers.clearTimeout(this.#abortTimer);
-    this.#turn?.fail(new ToolrelayError("ABORTED", "the session was closed"));
+    this.#starter.close(new ToolrelayError("ABORTED", "the session was closed"));
     this.#turns.stop();
     this.#tracker.rejectAll(new ToolrelayError("ABORTED", "the session was closed"));
     await this.#link.close();
@@ -351,7 +258,7 @@ export class Session extends EventEmitter<SessionEvents> {
       // Local: the app-server forgets a dropped connection's requests and cancels its turn.
       // Cloud: the listener keeps both across a relay drop, so requests keep their deadlines.
       const lost = new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost during the turn");
-      this.#turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
+      this.#starter.linkLost(lost);
       this.#tracker.rejectAll(new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime was lost"));
     }
   }
@@ -378,32 +285,9 @@ export class Session extends EventEmitter<SessionEvents> {
       await this.#register();
       const runtime = this.#own.scope;
       if (keeps && runtime) this.#link.send({ type: "sync", runtime, recover_approvals: true, force_device_status: true });
-      const unwritten = this.#unwrittenInput;
-      this.#unwrittenInput = undefined;
-      if (unwritten && !unwritten.turn.done) {
-        this.#writeInput(unwritten.turn, unwritten.frame).catch((error: unknown) => unwritten.turn.fail(asToolrelayError(error)));
-      }
+      this.#starter.writeUnwrittenInput();
     } catch (error) {
       this.emit("error", asToolrelayError(error));
     }
   }
-}
-
-function linkClosedForGood(): ToolrelayError {
-  return new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
-}
-
-/** The input went out and its confirmation never came: it may or may not have been received. */
-function unconfirmed(error: unknown): ToolrelayError {
-  const why = error instanceof Error ? error.message : String(error);
-  return new ToolrelayError(
-    "INPUT_UNCONFIRMED",
-    `the message was written but the runtime did not confirm it (${why}); it may or may not have been received: check the conversation before sending it again`,
-    { cause: error },
-  );
-}
-
-function asToolrelayError(error: unknown): ToolrelayError {
-  if (isToolrelayError(error)) return error;
-  return new ToolrelayError("INTERNAL", `unexpected error: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

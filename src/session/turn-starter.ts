@@ -1,0 +1,196 @@
+/**
+ * Starts the session's turns, one at a time, and stops them. The turn's
+ * input is written exactly once: while the link is not open it waits for the
+ * reconnect, and once written it is never written again — the runtime does
+ * not reliably deduplicate a repeated input and would run it twice. The
+ * running turn, its unwritten input and whether that input awaits its
+ * confirmation live here and nowhere else; whether the link is up is always
+ * asked of the link.
+ */
+import type { CallTable } from "../calls/index.js";
+import { ToolrelayError, asToolrelayError, isToolrelayError } from "../errors.js";
+import { nextRequestId } from "../internal/request-id.js";
+import type { TimerHandle } from "../internal/timers.js";
+import type { RequestTracker } from "../transport/request-tracker.js";
+import type { InputAcceptedFrame, InputFrame } from "../wire/index.js";
+import type { OwnRuntime } from "./own-runtime.js";
+import type { RuntimeRegistration } from "./runtime-registration.js";
+import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
+import { Turn } from "./turn.js";
+import type { TurnTracker } from "./turn-tracker.js";
+
+/** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
+const ABORT_SETTLE_MS = 2_000;
+
+type InputMessage = InputFrame & { request_id: string };
+
+export interface TurnStarterOptions extends Pick<SessionParts, "link" | "timers" | "observer" | "requestTimeoutMs" | "sandbox"> {
+  /** Sends the input and abort requests and waits for their answers. */
+  requests: RequestTracker;
+  /** Re-sends the tool set before a turn when `reassertToolsEachTurn` is set. */
+  registration: RuntimeRegistration;
+  /** The session's runtime (known once it is registered). */
+  own: OwnRuntime;
+  /** Routes the runtime's turn frames to the turn this starts. */
+  turns: TurnTracker;
+  /** The session's client tool calls: an abort answers the running ones as cancelled. */
+  calls: CallTable;
+  /** `reassertToolsEachTurn` of the session options. */
+  reassertToolsEachTurn: boolean;
+  /** An abort the runtime did not confirm (the session reports it as an `error` event). */
+  onError(error: ToolrelayError): void;
+}
+
+export class TurnStarter {
+  #options: TurnStarterOptions;
+  #turn: Turn | undefined;
+  /** The running turn's input while it waits for the link: it was never written, so it is written once the link is back. */
+  #unwrittenInput: { turn: Turn; frame: InputMessage } | undefined;
+  /** The running turn's input was written and the runtime has not confirmed it yet. */
+  #inputUnconfirmed = false;
+  #abortTimer: TimerHandle | undefined;
+
+  constructor(options: TurnStarterOptions) {
+    this.#options = options;
+  }
+
+  /** Start a turn with a user message (see `Session.send`); throws while another turn runs. */
+  start(message: MessageInput, options: SendOptions): Turn {
+    const { link, sandbox, observer } = this.#options;
+    if (link.state === "closed" && !sandbox) throw linkClosedForGood();
+    if (this.#turn && !this.#turn.done)
+      throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
+    const runtime = this.#options.own.scope!;
+    const turn = Turn.create((target) => this.#abortTurn(target));
+    this.#turn = turn;
+    const clientMessageId = nextRequestId("message");
+    this.#options.turns.begin(turn, clientMessageId);
+    observer.turnStarted(turn.result, message, clientMessageId);
+    const frame = {
+      type: "input",
+      request_id: nextRequestId("input"),
+      runtime,
+      payload: {
+        kind: "create_message",
+        messages: [{ role: "user", content: message, client_message_id: clientMessageId }],
+        exclude_interactive_tools: true,
+      },
+    } as InputMessage;
+    // HOOK (managed sandbox): refresh its TTL before the turn. A sandbox that is gone fails the turn
+    // with SANDBOX_EXPIRED before the input is written — also when its link already closed with it.
+    const checked = sandbox
+      ? sandbox.beforeTurn().then(() => {
+          if (link.state === "closed") throw linkClosedForGood();
+        })
+      : Promise.resolve();
+    const ready = this.#options.reassertToolsEachTurn ? checked.then(() => this.#options.registration.reassertTools(runtime)) : checked;
+    void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) void turn.abort();
+      else {
+        const onAbort = () => void turn.abort();
+        signal.addEventListener("abort", onAbort);
+        void turn.result.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => undefined);
+      }
+    }
+    return turn;
+  }
+
+  /** Abort the running turn, if any (see {@link Turn.abort}). */
+  abort(): Promise<void> {
+    return this.#turn && !this.#turn.done ? this.#abortTurn(this.#turn) : Promise.resolve();
+  }
+
+  /** The link dropped and the runtime forgot the turn: it fails with `lost`, or `INPUT_UNCONFIRMED` while its input awaits confirmation. */
+  linkLost(lost: ToolrelayError): void {
+    this.#turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
+  }
+
+  /** The link is back and the runtime registered again: write the input that never went out, if its turn still runs. */
+  writeUnwrittenInput(): void {
+    const unwritten = this.#unwrittenInput;
+    this.#unwrittenInput = undefined;
+    if (unwritten && !unwritten.turn.done) {
+      this.#writeInput(unwritten.turn, unwritten.frame).catch((error: unknown) => unwritten.turn.fail(asToolrelayError(error)));
+    }
+  }
+
+  /** The session is closing: the running turn fails with `error`, and an abort stops waiting for its settle time. */
+  close(error: ToolrelayError): void {
+    if (this.#abortTimer !== undefined) this.#options.timers.clearTimeout(this.#abortTimer);
+    this.#turn?.fail(error);
+  }
+
+  /**
+   * Write the turn's input once. Not open yet (or the socket was already closing, so nothing went
+   * out): it waits for the reconnect. Written but unconfirmed when the link drops: the turn fails
+   * with `INPUT_UNCONFIRMED` — it is never written twice (the runtime does not reliably dedupe).
+   */
+  async #writeInput(turn: Turn, frame: InputMessage): Promise<void> {
+    if (turn.done) return;
+    if (this.#options.link.state !== "open") {
+      this.#unwrittenInput = { turn, frame };
+      return;
+    }
+    this.#inputUnconfirmed = true;
+    let accepted: InputAcceptedFrame;
+    try {
+      accepted = await this.#options.requests.request(frame, { responseType: "input_accepted", timeoutMs: this.#options.requestTimeoutMs });
+    } catch (error) {
+      if (isToolrelayError(error) && error.details?.written === false) {
+        this.#unwrittenInput = { turn, frame };
+        return;
+      }
+      throw unconfirmed(error);
+    } finally {
+      this.#inputUnconfirmed = false;
+    }
+    if (!accepted.accepted)
+      turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+  }
+
+  async #abortTurn(turn: Turn): Promise<void> {
+    const { requests, timers, requestTimeoutMs } = this.#options;
+    const runtime = this.#options.own.scope!;
+    this.#options.turns.markAborted();
+    if (this.#unwrittenInput?.turn === turn) this.#unwrittenInput = undefined;
+    const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
+    const response = requests.request(frame, { responseType: "abort_message_response", timeoutMs: requestTimeoutMs });
+    // The runtime waits up to 5 minutes for an external call; answer ours (all of this runtime's) now.
+    this.#options.calls.cancel("the turn was aborted");
+    try {
+      await response;
+    } catch (error) {
+      this.#options.onError(asToolrelayError(error));
+    }
+    if (turn.done) return;
+    await new Promise<void>((resolve) => {
+      this.#abortTimer = timers.setTimeout(() => {
+        this.#abortTimer = undefined;
+        turn.finish("cancelled");
+        resolve();
+      }, ABORT_SETTLE_MS);
+      void turn.result.then(
+        () => resolve(),
+        () => resolve(),
+      );
+    });
+    if (this.#abortTimer !== undefined) timers.clearTimeout(this.#abortTimer);
+    this.#abortTimer = undefined;
+  }
+}
+
+function linkClosedForGood(): ToolrelayError {
+  return new ToolrelayError("CONNECTION_CLOSED", "the link to the runtime is closed for good; start a new session");
+}
+
+/** The input went out and its confirmation never came: it may or may not have been received. */
+function unconfirmed(error: unknown): ToolrelayError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new ToolrelayError(
+    "INPUT_UNCONFIRMED",
+    `the message was written but the runtime did not confirm it (${why}); it may or may not have been received: check the conversation before sending it again`,
+    { cause: error },
+  );
+}
