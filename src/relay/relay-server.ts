@@ -118,7 +118,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
       connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
     let count = 0;
     const how = options.terminate ? "terminate" : { code, reason: closeReason(options.reason ?? "Relay dropped the status socket") };
-    for (const environment of environments) count += environment.dropSdkSockets(how);
+    for (const environment of environments) count += environment.sessions.dropSockets(how);
     return count;
   }
 

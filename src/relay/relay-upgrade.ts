@@ -139,7 +139,7 @@ function upgradeSdk(
     : binding.state === "bound"
       ? `runtime:${principal.keyId}:${runtimeKeyOf(binding.agentId, binding.conversationId)}`
       : undefined;
-  const refused = environment.checkSdk(principal, identity, binding, channel);
+  const refused = environment.sessions.check(principal, identity, binding, channel);
   if (refused) {
     context.emit("refused", { kind: refused.kind, tenant: principal.tenant.name, connectionId, reason: refused.message });
     refuseUpgrade(socket, refused.status, refused.message);
@@ -151,7 +151,7 @@ function upgradeSdk(
       webSocket.close(RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.reason);
       return;
     }
-    environment.attachSdk(webSocket, channel as Channel, principal, identity, binding);
+    environment.sessions.attach(webSocket, channel as Channel, principal, identity, binding);
   });
 }
 
