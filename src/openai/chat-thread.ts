@@ -17,19 +17,16 @@ import type { ChatMessage, ChatRequest, ChatTool } from "./chat-request.js";
 import { ClientCalls } from "./client-calls.js";
 import { ClientToolSet } from "./client-tool-set.js";
 import { finishReasonOf, type CompletionSink } from "./completion-writer.js";
-import { nameInHistory, type RequestTail } from "./request-tail.js";
+import { planRequest, type RequestPlan } from "./request-plan.js";
+import type { RequestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadInbox } from "./thread-inbox.js";
 import { EMPTY_TRANSCRIPT, type TranscriptFingerprints } from "./transcript-fingerprint.js";
 import { normalizeToolName } from "./tool-names.js";
 import { updateSessionTools } from "./tool-set-update.js";
-import { buildTurnInput } from "./turn-input.js";
 
 /** How long stopping a turn waits for the runtime to record a call's answer first. */
 const ANSWER_RECORDED_MS = 5_000;
-
-/** What the runtime is told for a returned call the client's next request gave no result for. */
-export const NO_RESULT_TEXT = "Error: the chat client returned no result for this tool call.";
 
 export interface ChatThreadOptions {
   id: string;
@@ -41,18 +38,6 @@ export interface ChatThreadOptions {
   agent: AgentOptions;
   /** The first request's tools (registered with the session's runtime_start). */
   tools: readonly ChatTool[];
-}
-
-/** What one request does to the thread, decided before the response starts. */
-interface RequestPlan {
-  /** Results went to the waiting turn: stream its continuation. */
-  continuing: boolean;
-  /** The running turn must be stopped first (the client moved on without the results). */
-  stopFirst: boolean;
-  /** A new turn's input (after the continuation, when both). */
-  input: MessageInput | undefined;
-  system: string | undefined;
-  fingerprints: TranscriptFingerprints;
 }
 
 export class ChatThread {
@@ -172,38 +157,17 @@ export class ChatThread {
       timers,
       timeoutMs: session.requestTimeoutMs ?? 30_000,
     });
-    let continuing = false;
-    let stopFirst = false;
-    const late: RequestTail["toolResults"] = [];
-    const turnRunning = this.#turn !== undefined && !this.#turn.done;
-    const outstanding = new Set(this.#calls.outstanding);
-    if (turnRunning && tail.toolResults.some((result) => outstanding.has(result.toolCallId))) {
-      continuing = true;
-      for (const result of tail.toolResults) if (this.#calls.deliver(result.toolCallId, result.text) !== "delivered") late.push(result);
-      for (const id of this.#calls.outstanding) this.#calls.deliver(id, NO_RESULT_TEXT);
-    } else {
-      stopFirst = turnRunning;
-      late.push(...tail.toolResults);
-    }
-    const changedSystem = tail.system !== this.#systemForwarded ? tail.system : undefined;
-    const names = this.#tools.declared.map((tool) => tool.name);
-    const input = buildTurnInput(tail, {
-      changedSystem,
-      lateResults: late.map((result) => ({
-        ...result,
-        name: this.#calls.nameOf(result.toolCallId) ?? result.name ?? nameInHistory(fingerprints.messages, result.toolCallId),
-      })),
-      nudge: names.length > 0 ? this.#options.bridge.toolNudge?.(names) : undefined,
-      maxHistoryChars: this.#options.bridge.maxHistoryChars,
-    });
-    if (!continuing && input === undefined) {
-      throw ChatApiError.invalid(
-        "nothing_to_answer",
-        "the request brings no new user message or tool result for this thread (its last message is the assistant's)",
-        "messages",
-      );
-    }
-    return { continuing, stopFirst, input, system: tail.system, fingerprints };
+    return planRequest(
+      {
+        turnRunning: this.#turn !== undefined && !this.#turn.done,
+        calls: this.#calls,
+        toolNames: this.#tools.declared.map((tool) => tool.name),
+        systemForwarded: this.#systemForwarded,
+        bridge: this.#options.bridge,
+      },
+      fingerprints,
+      tail,
+    );
   }
 
   /** Stream the answer; returns the assistant message it produced, or `undefined` if it did not complete. */
@@ -287,7 +251,6 @@ export class ChatThread {
     }
   }
 
-  /** Abort the running turn (its pending calls are answered as cancelled) and wait for its end. */
   /**
    * Abort the running turn (its pending calls are answered as cancelled) and wait for its end.
    * After a call that was just answered (`answeredCallId`), the abort waits until the runtime has

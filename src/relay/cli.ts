@@ -7,7 +7,8 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { isToolrelayError } from "../errors.js";
-import { startRelay, type Relay } from "./relay-server.js";
+import type { Relay } from "./relay.js";
+import { startRelay } from "./relay-server.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";
 import type { RelaySandboxOptions } from "./sandbox-options.js";
 

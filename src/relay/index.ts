@@ -7,7 +7,8 @@
  *
  * @module toolrelay/relay
  */
-export { startRelay, type Relay, type DropSdkSocketsOptions, type RelayStats } from "./relay-server.js";
+export { startRelay } from "./relay-server.js";
+export type { Relay, DropSdkSocketsOptions, RelayStats } from "./relay.js";
 export {
   isLoopbackHost,
   silentRelayLogger,

@@ -6,11 +6,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConnectionGuard } from "./connection-guard.js";
 import { parseRegistration, type ListenerRegistry } from "./listener-registry.js";
+import type { DropSdkSocketsOptions } from "./relay.js";
 import { authenticate, checkRequestOrigin } from "./relay-auth.js";
 import type { RelayEmit } from "./relay-events.js";
 import { isSendableCloseCode, readJsonBody, sendError, sendJson } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
-import type { DropSdkSocketsOptions } from "./relay-server.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 import { handleSandboxRoute, isSandboxRoute } from "./sandbox-routes.js";
 import type { Principal, TenantDirectory } from "./tenant-directory.js";

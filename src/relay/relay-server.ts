@@ -10,70 +10,20 @@ import type { Duplex } from "node:stream";
 import { EventEmitter } from "eventemitter3";
 import { type WebSocket, WebSocketServer } from "ws";
 import { ToolrelayError } from "../errors.js";
-import { unrefTimer, type TimerHandle } from "../internal/timers.js";
-import { ConnectionGuard, type ConnectionStats } from "./connection-guard.js";
+import { ConnectionGuard } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
 import { ListenerRegistry } from "./listener-registry.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
-import { authenticate, checkRequestOrigin } from "./relay-auth.js";
+import type { DropSdkSocketsOptions, Relay, RelayStats } from "./relay.js";
 import type { RelayEmit, RelayEnvironmentInfo, RelayEvents, RelaySandboxInfo } from "./relay-events.js";
+import { RelayHeartbeat } from "./relay-heartbeat.js";
 import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
 import { handleRelayRequest } from "./relay-routes.js";
 import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
-import { upgradeKind, upgradeListener, upgradeSdk, type UpgradeContext } from "./relay-upgrade.js";
+import { handleRelayUpgrade } from "./relay-upgrade.js";
 import { resolveRelayOptions } from "./resolve-relay-options.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
 import { TenantDirectory, type Principal } from "./tenant-directory.js";
-import type { TenantUsage } from "./tenant.js";
-
-/** Options of {@link Relay.dropSdkSockets}. */
-export interface DropSdkSocketsOptions {
-  /** Close code. Default 1012 ("service restart"). */
-  code?: number;
-  /** Close reason. Default "Relay dropped the status socket". */
-  reason?: string;
-  /** Cut the TCP connection without a close frame (like a network failure). Default false. */
-  terminate?: boolean;
-}
-
-/** What the relay holds right now (`relay.stats()`, and the `/_relay/stats` hook for one tenant). */
-export interface RelayStats {
-  connections: ConnectionStats;
-  tenants: TenantUsage[];
-}
-
-/** A running relay. */
-export interface Relay extends EventEmitter<RelayEvents> {
-  /** WebSocket base, `ws://127.0.0.1:PORT`. */
-  readonly url: string;
-  /** HTTP base, `http://127.0.0.1:PORT`: the listener's `LETTA_BASE_URL` and the SDK's API base URL. */
-  readonly httpUrl: string;
-  readonly port: number;
-  readonly host: string;
-  /** Every registered environment, of every tenant (the operator's view). */
-  environments(): RelayEnvironmentInfo[];
-  /** One environment by connection id. */
-  environment(connectionId: string): RelayEnvironmentInfo | undefined;
-  /** Every live sandbox, of every tenant (empty when the relay provisions none). */
-  sandboxes(): RelaySandboxInfo[];
-  /** Connections and, per tenant, what it holds against its caps. */
-  stats(): RelayStats;
-  /** The SDK status socket URL for an environment (no credentials in it). */
-  statusUrl(
-    connectionId: string,
-    query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string },
-  ): string;
-  /**
-   * Closes the environment's listener sockets with `code` (default 1012: the listener reconnects).
-   * 1008 removes the environment (its SDK sockets are closed with 1008; the listener registers
-   * again and gets a new connection id). Returns false if there was nothing to close.
-   */
-  closeListener(connectionId: string, code?: number, reason?: string): boolean;
-  /** Closes the SDK status sockets of one environment (or all); sessions wait for a reconnect. Returns how many. */
-  dropSdkSockets(connectionId?: string, options?: DropSdkSocketsOptions): number;
-  /** Stops the relay: every sandbox reaped, listener and SDK sockets closed with 1001, server closed. Idempotent. */
-  close(): Promise<void>;
-}
 
 interface RelayParts {
   server: Server;
@@ -93,51 +43,30 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
   readonly host: string;
   #parts: RelayParts;
   #closing: Promise<void> | undefined;
-  #alive = new WeakMap<WebSocket, boolean>();
-  #timer: TimerHandle | undefined;
+  #heartbeat: RelayHeartbeat;
 
   constructor(parts: RelayParts) {
     super();
     this.#parts = parts;
-    const { options } = parts;
+    const { options, servers, registry } = parts;
     const address = parts.server.address() as AddressInfo;
     this.port = address.port;
     this.host = options.host;
     const hostPart = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
     this.url = `ws://${hostPart}:${this.port}`;
     this.httpUrl = `http://${hostPart}:${this.port}`;
-    this.#scheduleTick();
-  }
-
-  #scheduleTick(): void {
-    const { timers, heartbeatIntervalMs } = this.#parts.options;
-    this.#timer = timers.setTimeout(() => {
-      this.#tick();
-      if (!this.#closing) this.#scheduleTick();
-    }, heartbeatIntervalMs || 60_000);
-    unrefTimer(this.#timer);
+    this.#heartbeat = new RelayHeartbeat({
+      timers: options.timers,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      servers: Object.values(servers),
+      sweep: () => registry.sweep(),
+    });
   }
 
   /** A socket was accepted on either endpoint: heartbeat bookkeeping, and no handshake deadline any more. */
   accepted(socket: WebSocket, raw: Duplex): void {
     this.#parts.guard.established(raw);
-    this.#alive.set(socket, true);
-    socket.on("pong", () => this.#alive.set(socket, true));
-  }
-
-  #tick(): void {
-    this.#parts.registry.sweep();
-    if (this.#parts.options.heartbeatIntervalMs === 0) return;
-    for (const server of Object.values(this.#parts.servers)) {
-      for (const socket of server.clients) {
-        if (this.#alive.get(socket) === false) {
-          socket.terminate();
-          continue;
-        }
-        this.#alive.set(socket, false);
-        socket.ping();
-      }
-    }
+    this.#heartbeat.track(socket);
   }
 
   environments(): RelayEnvironmentInfo[] {
@@ -189,7 +118,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
       connectionId === undefined ? registry.list(tenant) : [registry.get(connectionId, tenant)].filter((e) => e !== undefined);
     let count = 0;
     const how = options.terminate ? "terminate" : { code, reason: closeReason(options.reason ?? "Relay dropped the status socket") };
-    for (const environment of environments) count += environment.dropSdkSockets(how);
+    for (const environment of environments) count += environment.sessions.dropSockets(how);
     return count;
   }
 
@@ -200,7 +129,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   async #shutdown(): Promise<void> {
     const { options, registry, servers, server, guard } = this.#parts;
-    if (this.#timer !== undefined) options.timers.clearTimeout(this.#timer);
+    this.#heartbeat.stop();
     guard.stop();
     await this.#parts.sandboxes?.closeAll();
     registry.removeAll("Relay shutting down");
@@ -234,33 +163,19 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     );
   }
 
-  /** WebSocket upgrades. */
+  /** WebSocket upgrades (relay-upgrade.ts). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { options, registry, directory, servers, emit } = this.#parts;
     if (this.#closing) {
       refuseUpgrade(socket, 503, "relay is shutting down");
       return;
     }
-    const url = new URL(request.url ?? "/", "http://relay.invalid");
-    const refused = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
-    if (refused) {
-      refuseUpgrade(socket, refused.status, refused.message);
-      return;
-    }
-    const target = upgradeKind(url.pathname);
-    if (!target) {
-      refuseUpgrade(socket, 404, "no such WebSocket endpoint");
-      return;
-    }
-    const allowQueryToken = target.kind === "sdk" && options.allowQueryToken;
-    const auth = authenticate(request, url, directory, { allowQueryToken });
-    if ("refusal" in auth) {
-      refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
-      return;
-    }
-    const context: UpgradeContext = { options, registry, servers, emit, accepted: (webSocket, raw) => this.accepted(webSocket, raw) };
-    if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId, auth.principal);
-    else upgradeListener(context, request, socket, head, url, target.connectionId, auth.principal);
+    handleRelayUpgrade(
+      { options, registry, directory, servers, emit, accepted: (webSocket, raw) => this.accepted(webSocket, raw) },
+      request,
+      socket,
+      head,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * The two WebSocket endpoints of the relay: the listener's socket(s) at the `wsUrl` handed out
- * on registration, and the SDK's status sockets. Parameters, tenant and bindings are checked
+ * on registration, and the SDK's status sockets. An upgrade passes the origin check, names an
+ * endpoint and carries a known key first; then parameters, tenant and bindings are checked
  * before the upgrade: an environment that does not exist — or is another tenant's, which looks
  * the same — is a 404 for an SDK, and an accepted-then-closed 1008 for a listener (which makes
  * it register again). A listener socket must name the device that registered the environment.
@@ -10,6 +11,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import type { ListenerSocketParams } from "./listener-connection.js";
 import type { ListenerRegistry } from "./listener-registry.js";
+import { authenticate, checkRequestOrigin } from "./relay-auth.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { RelayEmit } from "./relay-events.js";
 import { refuseUpgrade } from "./relay-http.js";
@@ -17,14 +19,14 @@ import type { ResolvedRelayOptions } from "./relay-options.js";
 import { runtimeKeyOf } from "./relay-frame.js";
 import type { Channel } from "./relay-routing.js";
 import { bindingFromUrl } from "./runtime-binding.js";
-import type { Principal } from "./tenant-directory.js";
+import type { Principal, TenantDirectory } from "./tenant-directory.js";
 
 const SDK_PATH = /^\/v1\/environments\/([^/]+)\/status\/ws$/;
 const LISTENER_PATH = /^\/v1\/environments\/([^/]+)\/listener\/ws$/;
 const MAX_PARAM_LENGTH = 512;
 
 /** Which upgrade endpoint a path names (`undefined` for none). */
-export function upgradeKind(pathname: string): { kind: "sdk" | "listener"; connectionId: string } | undefined {
+function upgradeKind(pathname: string): { kind: "sdk" | "listener"; connectionId: string } | undefined {
   const sdk = SDK_PATH.exec(pathname);
   if (sdk?.[1]) return { kind: "sdk", connectionId: safeDecode(sdk[1]) };
   const listener = LISTENER_PATH.exec(pathname);
@@ -50,6 +52,7 @@ function param(url: URL, name: string): string | undefined | false {
 export interface UpgradeContext {
   options: ResolvedRelayOptions;
   registry: ListenerRegistry;
+  directory: TenantDirectory;
   /** One server per socket kind (each with its own `maxPayload`). */
   servers: { sdk: WebSocketServer; listener: WebSocketServer };
   emit: RelayEmit;
@@ -59,13 +62,37 @@ export interface UpgradeContext {
 
 const NOT_FOUND = "environment not found";
 
+/** Any WebSocket upgrade: origin, endpoint and credentials checked, then the endpoint's own checks. */
+export function handleRelayUpgrade(context: UpgradeContext, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const { options, directory } = context;
+  const url = new URL(request.url ?? "/", "http://relay.invalid");
+  const refused = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
+  if (refused) {
+    refuseUpgrade(socket, refused.status, refused.message);
+    return;
+  }
+  const target = upgradeKind(url.pathname);
+  if (!target) {
+    refuseUpgrade(socket, 404, "no such WebSocket endpoint");
+    return;
+  }
+  const allowQueryToken = target.kind === "sdk" && options.allowQueryToken;
+  const auth = authenticate(request, url, directory, { allowQueryToken });
+  if ("refusal" in auth) {
+    refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
+    return;
+  }
+  if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId, auth.principal);
+  else upgradeListener(context, request, socket, head, url, target.connectionId, auth.principal);
+}
+
 /**
  * SDK status socket: `?channel=control|stream[&agentId[&conversationId]][&sessionId]`. A
  * `sessionId` names the session (bound to the key that created it); without one, `agentId` +
  * `conversationId` do (per key); without those the socket is anonymous (paired with its
  * partner by arrival).
  */
-export function upgradeSdk(
+function upgradeSdk(
   context: UpgradeContext,
   request: IncomingMessage,
   socket: Duplex,
@@ -112,7 +139,7 @@ export function upgradeSdk(
     : binding.state === "bound"
       ? `runtime:${principal.keyId}:${runtimeKeyOf(binding.agentId, binding.conversationId)}`
       : undefined;
-  const refused = environment.checkSdk(principal, identity, binding, channel);
+  const refused = environment.sessions.check(principal, identity, binding, channel);
   if (refused) {
     context.emit("refused", { kind: refused.kind, tenant: principal.tenant.name, connectionId, reason: refused.message });
     refuseUpgrade(socket, refused.status, refused.message);
@@ -124,12 +151,12 @@ export function upgradeSdk(
       webSocket.close(RELAY_CLOSE.environmentGone.code, RELAY_CLOSE.environmentGone.reason);
       return;
     }
-    environment.attachSdk(webSocket, channel as Channel, principal, identity, binding);
+    environment.sessions.attach(webSocket, channel as Channel, principal, identity, binding);
   });
 }
 
 /** Listener socket: `?deviceId&connectionName[&channel][&connectionGeneration&connectionAttempt]`. */
-export function upgradeListener(
+function upgradeListener(
   context: UpgradeContext,
   request: IncomingMessage,
   socket: Duplex,

@@ -2,7 +2,8 @@
  * The heart of the scripted runtime: connections, per-runtime conversations,
  * event fan-out to subscribers, turns and their queue, approvals, abort, and
  * the per-connection cleanup of docs/protocol.md#disconnects. Frame parsing lives in
- * `scripted-commands.ts`, the socket server in `scripted-runtime.ts`.
+ * `scripted-commands.ts`, one turn's run in `scripted-turn-run.ts`, the socket server in
+ * `scripted-runtime.ts`.
  */
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
@@ -17,13 +18,11 @@ import {
   queueFrame,
   streamDelta,
   subagentStateFrame,
-  turnFinishedFrame,
   type LoopStatus,
 } from "./scripted-frames.js";
 import { ScriptedRuntimeState, runtimeKey } from "./scripted-runtime-state.js";
 import { createTurnHost } from "./scripted-turn-host.js";
-import { ScriptedTurnSession } from "./scripted-turn.js";
-import { ScriptedTurnFailure } from "./scripted-turn-start.js";
+import { startScriptedTurn } from "./scripted-turn-run.js";
 import type { ScriptedFrameRecord, ScriptedPermissionMode, ScriptedRuntimeScope, TurnScript } from "./scripted-runtime-types.js";
 
 export interface CoreOptions {
@@ -247,87 +246,28 @@ export class ScriptedRuntimeCore {
     turnId: string,
     dequeued: { clientMessageId: string; content: unknown } | undefined,
   ): void {
-    if (dequeued) {
-      this.emit(
-        conversation.scope,
-        streamDelta({
-          type: "message",
-          id: `user-msg-${randomUUID()}`,
-          date: this.timestamp(),
-          message_type: "user_message",
-          content: dequeued.content,
-          otid: dequeued.clientMessageId,
-        }),
-      );
-    }
     const scopeIds = input.payload.external_tool_scope_ids as string[] | undefined;
     const allowlist = input.payload.client_tool_allowlist as string[] | undefined;
-    const session = new ScriptedTurnSession(createTurnHost(this, conversation, active), {
-      scope: conversation.scope,
-      connectionId: input.connectionId,
-      turnId,
-      messages: input.messages,
-      payload: input.payload,
-      clientMessageIds: input.clientMessageIds,
-      tools: this.state.visibleTools({
-        runtime: conversation.scope,
-        originConnectionId: input.connectionId,
-        ...(scopeIds ? { scopeIds } : {}),
-        ...(allowlist ? { allowlist } : {}),
-      }),
-      signal: active.controller.signal,
+    const tools = this.state.visibleTools({
+      runtime: conversation.scope,
+      originConnectionId: input.connectionId,
+      ...(scopeIds ? { scopeIds } : {}),
+      ...(allowlist ? { allowlist } : {}),
     });
-    active.session = session;
-    session.ensureStep();
-    this.emit(conversation.scope, this.deviceStatus(conversation));
-    const running = this.#runScript(conversation, active, session);
+    const running = startScriptedTurn(createTurnHost(this, conversation, active), {
+      conversation,
+      active,
+      input,
+      turnId,
+      dequeued,
+      tools,
+      script: this.options.script,
+      onScriptError: (error) => {
+        this.scriptErrors.push(error);
+      },
+      onIdle: () => this.#pump(conversation),
+    });
     this.#turnsInFlight.add(running);
     void running.finally(() => this.#turnsInFlight.delete(running));
-  }
-
-  async #runScript(conversation: ScriptedConversation, active: ActiveTurn, session: ScriptedTurnSession): Promise<void> {
-    let failure: unknown;
-    let failed = false;
-    try {
-      await this.options.script(session);
-    } catch (error) {
-      failed = true;
-      failure = error;
-      // A thrown assertion must fail the test, not only end the turn: close() rejects with it.
-      if (!(error instanceof ScriptedTurnFailure)) this.scriptErrors.push(error);
-    }
-    const scope = conversation.scope;
-    if (active.controller.signal.aborted) {
-      this.emit(scope, turnFinishedFrame(session.turnId, "cancelled", session.lastRunId));
-    } else if (failed) {
-      const message = failure instanceof Error ? failure.message : String(failure);
-      session.ensureStep();
-      session.emitErrorMessage(message);
-      session.endStep("error", { withUsage: false });
-      this.setLoop(conversation, "WAITING_ON_INPUT", []);
-      this.emit(scope, this.deviceStatus(conversation));
-      this.emit(scope, turnFinishedFrame(session.turnId, "error", session.lastRunId, message));
-      this.emit(
-        scope,
-        streamDelta(
-          lifecycleDelta("loop_error", session.lastRunId, {
-            message,
-            stop_reason: "error",
-            is_terminal: true,
-            api_error: { message_type: "error_message", message, error_type: "internal_error", run_id: session.lastRunId, detail: message },
-          }),
-        ),
-      );
-    } else {
-      session.ensureStep();
-      session.endStep("end_turn");
-      this.setLoop(conversation, "WAITING_ON_INPUT", []);
-      this.emit(scope, this.deviceStatus(conversation));
-      this.emit(scope, turnFinishedFrame(session.turnId, "end_turn", session.lastRunId));
-    }
-    conversation.active = undefined;
-    this.emit(scope, this.deviceStatus(conversation));
-    await this.flush();
-    this.#pump(conversation);
   }
 }
