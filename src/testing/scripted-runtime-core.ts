@@ -29,6 +29,8 @@ export interface CoreOptions {
   script: TurnScript;
   permissionMode: ScriptedPermissionMode;
   externalToolTimeoutMs: number;
+  /** `missedAborts` of the options. */
+  missedAborts: number;
   version: string;
   timers: Timers;
 }
@@ -52,8 +54,12 @@ export class ScriptedRuntimeCore {
 
   readonly options: CoreOptions;
 
+  /** `abort_message`s of a running turn still to be answered `aborted: false`. */
+  #missedAborts: number;
+
   constructor(options: CoreOptions) {
     this.options = options;
+    this.#missedAborts = options.missedAborts;
     this.calls = new ScriptedCallTable(options.externalToolTimeoutMs, options.timers);
   }
 
@@ -173,6 +179,10 @@ export class ScriptedRuntimeCore {
     const running = conversation.isRunning ? conversation.active : undefined;
     if (runId && runId !== running?.session?.lastRunId) return false;
     if (!running && conversation.approvals.size === 0) return false;
+    if (running && this.#missedAborts > 0) {
+      this.#missedAborts--;
+      return false;
+    }
     const interruptedRunId = running?.session?.lastRunId;
     conversation.cancelTurn();
     conversation.paused = conversation.queue.length > 0;

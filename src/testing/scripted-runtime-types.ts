@@ -44,6 +44,12 @@ export interface StartScriptedRuntimeOptions {
   permissionMode?: ScriptedPermissionMode;
   /** How long the runtime waits for an `external_tool_call_response`. Default `300_000` (5 min, like the real runtime). */
   externalToolTimeoutMs?: number;
+  /**
+   * The first `missedAborts` `abort_message`s of a running turn are answered
+   * `{ aborted: false, success: true }` and change nothing, as the real runtime (0.32.18)
+   * answered about one abort in five of a running turn under load. Default `0`.
+   */
+  missedAborts?: number;
   /** Largest inbound WebSocket message, in bytes (ws `maxPayload`). Default `16 * 1024 * 1024`. */
   maxPayloadBytes?: number;
   /** Interval of protocol-level pings; a socket missing 3 pongs in a row is terminated. `0` disables. Default `30_000`. */

@@ -76,6 +76,7 @@ function validate(options: StartScriptedRuntimeOptions): void {
   for (const [name, value] of Object.entries({
     port: options.port,
     externalToolTimeoutMs: options.externalToolTimeoutMs,
+    missedAborts: options.missedAborts,
     maxPayloadBytes: options.maxPayloadBytes,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
   })) {
@@ -95,6 +96,7 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
     script: options.script,
     permissionMode: options.permissionMode ?? "unrestricted",
     externalToolTimeoutMs: options.externalToolTimeoutMs ?? 300_000,
+    missedAborts: options.missedAborts ?? 0,
     version,
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES });

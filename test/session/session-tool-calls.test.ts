@@ -158,6 +158,33 @@ describe("session: client tool calls over the scripted runtime", () => {
     expect(second.text).toBe("second turn");
   });
 
+  it("abort() answers the running call only once the runtime took the abort: an abort answered aborted: false is sent again", async () => {
+    const entered = deferred();
+    const hang = defineTool({
+      name: "hang",
+      description: "Waits for abort",
+      inputSchema: z.object({}),
+      execute: (_input, { signal }) =>
+        new Promise((resolve) => {
+          entered.resolve();
+          signal.addEventListener("abort", () => resolve("aborted"));
+        }),
+    });
+    // The real runtime answered about one abort in five `aborted: false` while the turn ran; the
+    // cancelled answer written beside it then let the turn go on to end_turn.
+    const runtime = await scriptedRuntime({ missedAborts: 2, script: async (turn) => void (await turn.callTool("hang", {})) });
+    const session = await sessionOn(runtime, { tools: [hang] });
+    const turn = session.send("go");
+    await entered.promise;
+    await turn.abort();
+    expect((await turn.result).stopReason).toBe("cancelled");
+    const sent = runtime.frames
+      .map((record) => record.type)
+      .filter((type) => type === "abort_message" || type === "external_tool_call_response");
+    expect(sent).toEqual(["abort_message", "abort_message", "abort_message", "external_tool_call_response"]);
+    expect(runtime.calls[0]!.response).toMatchObject({ error: expect.stringContaining("cancelled") });
+  });
+
   it("close() answers running calls as cancelled at once and leaves no pending call", async () => {
     const entered = deferred();
     const hang = defineTool({
