@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
-import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
-import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
+import { encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff } from "./backoff.js";
 import type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
 import {
@@ -15,11 +14,10 @@ import {
   type CloudAuthMode,
   type CloudChannel,
 } from "./cloud-status-address.js";
-import { closeSocketGracefully, openSocketPair, socketText, type SocketPair } from "./cloud-socket-pair.js";
-import { classifyInbound } from "./cloud-inbound-filter.js";
+import { closeSocketGracefully, listenToSocketPair, openSocketPair, protocolPing, sendText, type SocketPair } from "./cloud-socket-pair.js";
+import { CloudInboundDelivery } from "./cloud-inbound-delivery.js";
 import { CloudSyncTrigger } from "./cloud-sync-trigger.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
-import { IdempotencyKeyCache } from "./idempotency-key-cache.js";
 import { redact } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
@@ -61,14 +59,14 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #sessionId = `sdk-${randomBytes(8).toString("hex")}`;
   #pair: SocketPair | undefined;
   #closing: Promise<void> | undefined;
-  #keys: IdempotencyKeyCache;
+  #delivery: CloudInboundDelivery;
   #gaps: EventSequenceGapDetector;
   #sync: CloudSyncTrigger;
   #watchdog: HeartbeatWatchdog<CloudChannel>;
   #reconnect: ReconnectController;
   /** A turn is running (the session says so): only then are `event_seq` holes worth a sync. */
   #turnActive = false;
-  #stats: CloudDeliveryStats = { acksSent: 0, duplicatesDropped: 0, controlStreamDeltasDropped: 0, gapsDetected: 0, syncsSent: 0 };
+  #gapsDetected = 0;
 
   constructor(options: CloudLinkOptions) {
     super();
@@ -85,7 +83,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#secrets = cloudSecrets(this.#options.apiKey);
     this.#timers = options.timers ?? systemTimers;
     this.#runtime = { ...options.runtime };
-    this.#keys = new IdempotencyKeyCache({ capacity: options.idempotencyKeyCapacity });
+    this.#delivery = new CloudInboundDelivery({
+      idempotencyKeyCapacity: options.idempotencyKeyCapacity,
+      observeEventSeq: (eventSeq) => this.#gaps.observe(eventSeq),
+    });
     this.#sync = new CloudSyncTrigger({
       timers: this.#timers,
       debounceMs: options.syncDebounceMs,
@@ -97,7 +98,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       timers: this.#timers,
       reorderWindowMs: options.gapReorderWindowMs,
       onGap: () => {
-        this.#stats.gapsDetected++;
+        this.#gapsDetected++;
         // Idle: a hole is another runtime's traffic, or nothing a session waits for. No sync.
         if (this.#turnActive) this.#sync.request();
       },
@@ -110,8 +111,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       sendPing: (channel) => {
         const socket = this.#pair?.[channel];
         if (!socket) return;
-        this.#write(socket, '{"type":"ping"}');
-        this.#protocolPing(socket);
+        sendText(socket, '{"type":"ping"}');
+        protocolPing(socket);
       },
       onTimeout: (channel, silentForMs) => {
         const pair = this.#pair;
@@ -150,7 +151,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   get deliveryStats(): Readonly<CloudDeliveryStats> {
-    return { ...this.#stats, syncsSent: this.#sync.sent };
+    return { ...this.#delivery.counts, gapsDetected: this.#gapsDetected, syncsSent: this.#sync.sent };
   }
 
   /**
@@ -195,7 +196,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     if (this.#state !== "open" || control === undefined || control.readyState !== 1) return false;
     const text = encodeFrame(frame, trusted);
     if (frame.type === "sync") this.#sync.markSent();
-    return this.#write(control, text);
+    return sendText(control, text);
   }
 
   close(): Promise<void> {
@@ -239,29 +240,23 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#epoch++;
     this.#gaps.reset();
     this.#sync.resetBackoff();
-    for (const channel of ["control", "stream"] as const) {
-      const socket = pair[channel];
-      socket.on("message", (data, isBinary) => this.#receive(pair, channel, socketText(data, isBinary)));
-      socket.on("ping", () => {
-        if (pair === this.#pair) this.#watchdog.received(channel);
-      });
-      socket.on("pong", () => {
-        if (pair === this.#pair) this.#watchdog.answered(channel);
-      });
-      let lastError = "";
-      socket.on("error", (error) => {
-        lastError = error.message;
-      });
-      socket.on("close", (code, reason) => {
-        const detail = redact([reason.toString(), lastError].filter(Boolean).join("; "), this.#secrets);
-        if (code === ENVIRONMENT_GONE_CLOSE_CODE) this.#guard(() => this.#environmentGone(pair, detail));
-        else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
-      });
-    }
-    // Frames that came before the pair was complete, in arrival order, before any later one.
-    for (const channel of ["control", "stream"] as const) {
-      for (const early of pair.takeEarly(channel)) this.#receive(pair, channel, socketText(early.data, early.isBinary));
-    }
+    listenToSocketPair(
+      pair,
+      {
+        message: (channel, text) => this.#receive(pair, channel, text),
+        ping: (channel) => {
+          if (pair === this.#pair) this.#watchdog.received(channel);
+        },
+        pong: (channel) => {
+          if (pair === this.#pair) this.#watchdog.answered(channel);
+        },
+        close: (channel, code, detail) => {
+          if (code === ENVIRONMENT_GONE_CLOSE_CODE) this.#guard(() => this.#environmentGone(pair, detail));
+          else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
+        },
+      },
+      this.#secrets,
+    );
     this.#watchdog.start();
   }
 
@@ -274,17 +269,11 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
         this.emit("invalid-frame", `binary frame on the ${channel} socket`);
         return;
       }
-      const decoded = decodeFrame(text);
-      const { envelope } = decoded;
-      const { ack } = pair.acks[channel].receive(envelope.seq);
-      if (ack !== undefined && this.#write(pair[channel], ack)) this.#stats.acksSent++;
-      const verdict = classifyInbound(channel, decoded.kind === "frame" ? decoded.frame.type : decoded.type, envelope, this.#keys);
-      if (verdict === "control-stream-delta") return void this.#stats.controlStreamDeltasDropped++;
-      if (verdict === "duplicate") return void this.#stats.duplicatesDropped++;
-      this.#gaps.observe(envelope.event_seq);
+      const decoded = this.#delivery.accept(pair, channel, text);
+      if (decoded === undefined) return;
       if (decoded.kind === "frame") {
         if (decoded.frame.type === "pong") this.#watchdog.answered(channel);
-        else this.emit("frame", decoded.frame, envelope);
+        else this.emit("frame", decoded.frame, decoded.envelope);
       } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
       else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
     } catch (error) {
@@ -354,27 +343,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       recover_approvals: false,
       force_device_status: true,
     };
-    return this.#write(control, encodeFrame(frame));
-  }
-
-  /** A protocol-level ping (answered by any WebSocket peer); a socket without `ping()` gets only the JSON one. */
-  #protocolPing(socket: WebSocket): void {
-    if (socket.readyState !== 1 || typeof socket.ping !== "function") return;
-    try {
-      socket.ping();
-    } catch {
-      // A failed write surfaces as the socket closing.
-    }
-  }
-
-  #write(socket: WebSocket, text: string): boolean {
-    if (socket.readyState !== 1) return false;
-    try {
-      socket.send(text, () => {}); // a failed write surfaces as the socket closing
-      return true;
-    } catch {
-      return false;
-    }
+    return sendText(control, encodeFrame(frame));
   }
 
   #wrap(error: unknown): ToolrelayError {
