@@ -15,13 +15,12 @@ import {
   type CloudChannel,
 } from "./cloud-status-address.js";
 import { closeSocketGracefully, listenToSocketPair, openSocketPair, protocolPing, sendText, type SocketPair } from "./cloud-socket-pair.js";
+import { CloudGapRecovery } from "./cloud-gap-recovery.js";
 import { CloudInboundDelivery } from "./cloud-inbound-delivery.js";
-import { CloudSyncTrigger } from "./cloud-sync-trigger.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
 import { redact } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
-import { EventSequenceGapDetector } from "./sequence-gap-detector.js";
 
 export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
 
@@ -60,13 +59,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #pair: SocketPair | undefined;
   #closing: Promise<void> | undefined;
   #delivery: CloudInboundDelivery;
-  #gaps: EventSequenceGapDetector;
-  #sync: CloudSyncTrigger;
+  #recovery: CloudGapRecovery;
   #watchdog: HeartbeatWatchdog<CloudChannel>;
   #reconnect: ReconnectController;
-  /** A turn is running (the session says so): only then are `event_seq` holes worth a sync. */
-  #turnActive = false;
-  #gapsDetected = 0;
 
   constructor(options: CloudLinkOptions) {
     super();
@@ -85,22 +80,19 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#runtime = { ...options.runtime };
     this.#delivery = new CloudInboundDelivery({
       idempotencyKeyCapacity: options.idempotencyKeyCapacity,
-      observeEventSeq: (eventSeq) => this.#gaps.observe(eventSeq),
+      observeEventSeq: (eventSeq) => this.#recovery.observe(eventSeq),
     });
-    this.#sync = new CloudSyncTrigger({
+    this.#recovery = new CloudGapRecovery({
       timers: this.#timers,
+      reorderWindowMs: options.gapReorderWindowMs,
       debounceMs: options.syncDebounceMs,
       minIntervalMs: options.syncMinIntervalMs,
       maxIntervalMs: options.syncMaxIntervalMs,
-      send: () => this.#sendGapSync(),
-    });
-    this.#gaps = new EventSequenceGapDetector({
-      timers: this.#timers,
-      reorderWindowMs: options.gapReorderWindowMs,
-      onGap: () => {
-        this.#gapsDetected++;
-        // Idle: a hole is another runtime's traffic, or nothing a session waits for. No sync.
-        if (this.#turnActive) this.#sync.request();
+      runtime: () => this.#runtime,
+      send: (frame) => {
+        const control = this.#pair?.control;
+        if (this.#state !== "open" || control === undefined) return false;
+        return sendText(control, encodeFrame(frame));
       },
     });
     this.#watchdog = new HeartbeatWatchdog<CloudChannel>({
@@ -151,7 +143,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   get deliveryStats(): Readonly<CloudDeliveryStats> {
-    return { ...this.#delivery.counts, gapsDetected: this.#gapsDetected, syncsSent: this.#sync.sent };
+    return { ...this.#delivery.counts, gapsDetected: this.#recovery.gapsDetected, syncsSent: this.#recovery.syncsSent };
   }
 
   /**
@@ -160,10 +152,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
    * back-off. Default: no turn.
    */
   setTurnActive(active: boolean): void {
-    if (this.#turnActive === active) return;
-    this.#turnActive = active;
-    if (active) this.#sync.resetBackoff();
-    else this.#sync.cancel();
+    this.#recovery.setTurnActive(active);
   }
 
   /**
@@ -195,7 +184,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     const control = this.#pair?.control;
     if (this.#state !== "open" || control === undefined || control.readyState !== 1) return false;
     const text = encodeFrame(frame, trusted);
-    if (frame.type === "sync") this.#sync.markSent();
+    if (frame.type === "sync") this.#recovery.markSent();
     return sendText(control, text);
   }
 
@@ -207,8 +196,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   async #shutdown(): Promise<void> {
     this.#reconnect.stop();
     this.#watchdog.stop();
-    this.#sync.stop();
-    this.#gaps.reset();
+    this.#recovery.stop();
     const pair = this.#pair;
     this.#pair = undefined;
     this.#setState("closed");
@@ -238,8 +226,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #attach(pair: SocketPair): void {
     this.#pair = pair;
     this.#epoch++;
-    this.#gaps.reset();
-    this.#sync.resetBackoff();
+    this.#recovery.connected();
     listenToSocketPair(
       pair,
       {
@@ -317,8 +304,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     if (pair !== this.#pair) return;
     this.#pair = undefined;
     this.#watchdog.stop();
-    this.#gaps.reset();
-    this.#sync.cancel(); // the session's post-reconnect sync supersedes it
+    this.#recovery.dropped();
     pair.control.terminate();
     pair.stream.terminate();
     if (this.#closing !== undefined || this.#state === "closed") return;
@@ -329,21 +315,6 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     }
     this.#setState("reconnecting");
     this.#reconnect.schedule();
-  }
-
-  #sendGapSync(): boolean {
-    const { agentId, conversationId } = this.#runtime;
-    const control = this.#pair?.control;
-    if (!agentId || !conversationId || this.#state !== "open" || control === undefined) return false;
-    const frame: OutboundFrame = {
-      type: "sync",
-      runtime: { agent_id: agentId, conversation_id: conversationId },
-      // Approvals are not what a hole loses (the runtime replays them on every new connection),
-      // and recovering them makes the runtime ask its backend each time.
-      recover_approvals: false,
-      force_device_status: true,
-    };
-    return sendText(control, encodeFrame(frame));
   }
 
   #wrap(error: unknown): ToolrelayError {
