@@ -1,28 +1,23 @@
-import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import { encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff } from "./backoff.js";
 import type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
-import {
-  cloudSecrets,
-  cloudStatusHeaders,
-  cloudStatusUrl,
-  DEFAULT_CLOUD_BASE_URL,
-  normaliseCloudBaseUrl,
-  type CloudAuthMode,
-  type CloudChannel,
-} from "./cloud-status-address.js";
-import { closeSocketGracefully, listenToSocketPair, openSocketPair, protocolPing, sendText, type SocketPair } from "./cloud-socket-pair.js";
 import { CloudGapRecovery } from "./cloud-gap-recovery.js";
 import { CloudInboundDelivery } from "./cloud-inbound-delivery.js";
+import { CloudPairDialer } from "./cloud-pair-dialer.js";
+import { closeSocketGracefully, listenToSocketPair, protocolPing, sendText, type SocketPair } from "./cloud-socket-pair.js";
+import type { CloudChannel } from "./cloud-status-address.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
 import { redact } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
 
 export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
+
+/** The close code a relay uses when the environment is gone (the listener's contract). */
+const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
 
 /**
  * The link to a Letta Cloud environment through the status relay: a control
@@ -40,22 +35,16 @@ export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
  *   backoff). The runtime keeps pending calls across that, so
  *   `keepsPendingCallsAcrossReconnect` is `true`.
  */
-/** The close code a relay uses when the environment is gone (the listener's contract). */
-const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
-
 export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
   readonly keepsPendingCallsAcrossReconnect = true;
   #epoch = 0;
-  #options: CloudLinkOptions;
-  #baseUrl: string;
-  #auth: CloudAuthMode;
-  #secrets: string[];
+  /** `options.reconnect`: reconnect after a drop, or close. */
+  #reconnectAfterDrop: boolean;
+  #dialer: CloudPairDialer;
   #timers: Timers;
   #state: LinkState = "idle";
   #runtime: CloudRuntimeAddress;
-  /** Stable across reconnects: lets the relay resume this status session (unacked frames are redelivered). */
-  #sessionId = `sdk-${randomBytes(8).toString("hex")}`;
   #pair: SocketPair | undefined;
   #closing: Promise<void> | undefined;
   #delivery: CloudInboundDelivery;
@@ -65,18 +54,10 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   constructor(options: CloudLinkOptions) {
     super();
-    if (typeof options.connectionId !== "string" || options.connectionId === "") {
-      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs a non-empty connectionId");
-    }
-    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
-      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs an API key");
-    }
-    this.#options = { ...options, apiKey: options.apiKey.trim() };
-    this.connectionId = options.connectionId;
-    this.#baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
-    this.#auth = options.auth ?? "header";
-    this.#secrets = cloudSecrets(this.#options.apiKey);
     this.#timers = options.timers ?? systemTimers;
+    this.#dialer = new CloudPairDialer({ ...options, timers: this.#timers });
+    this.#reconnectAfterDrop = options.reconnect !== false;
+    this.connectionId = options.connectionId;
     this.#runtime = { ...options.runtime };
     this.#delivery = new CloudInboundDelivery({
       idempotencyKeyCapacity: options.idempotencyKeyCapacity,
@@ -204,17 +185,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   async #open(): Promise<void> {
-    const auth = { mode: this.#auth, apiKey: this.#options.apiKey };
-    const address = { baseUrl: this.#baseUrl, connectionId: this.connectionId, sessionId: this.#sessionId, ...this.#runtime };
-    const pair = await openSocketPair({
-      urls: { control: cloudStatusUrl(address, "control", auth), stream: cloudStatusUrl(address, "stream", auth) },
-      headers: cloudStatusHeaders(auth.apiKey, auth.mode, this.#options.headers),
-      WebSocket: this.#options.WebSocket,
-      maxPayload: this.#options.maxPayload,
-      connectTimeoutMs: this.#options.connectTimeoutMs,
-      timers: this.#timers,
-      secrets: this.#secrets,
-    });
+    const pair = await this.#dialer.dial(this.#runtime);
     if (this.#closing !== undefined) {
       pair.control.terminate();
       pair.stream.terminate();
@@ -242,7 +213,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
           else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
         },
       },
-      this.#secrets,
+      this.#dialer.secrets,
     );
     this.#watchdog.start();
   }
@@ -250,7 +221,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   /** One inbound frame, in order. Never throws (it runs inside a socket callback). */
   #receive(pair: SocketPair, channel: CloudChannel, text: string | undefined): void {
     if (pair !== this.#pair) return;
-    try {
+    this.#guard(() => {
       this.#watchdog.received(channel);
       if (text === undefined) {
         this.emit("invalid-frame", `binary frame on the ${channel} socket`);
@@ -263,9 +234,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
         else this.emit("frame", decoded.frame, decoded.envelope);
       } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
       else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
-    } catch (error) {
-      this.#listenerThrew(error);
-    }
+    });
   }
 
   /** Run a socket-callback step; a throwing event listener is reported, never re-thrown into `ws` or a timer. */
@@ -279,7 +248,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #listenerThrew(error: unknown): void {
     this.#emitError(
-      new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }),
+      new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#dialer.secrets)}`, {
+        cause: error,
+      }),
     );
   }
 
@@ -309,7 +280,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     pair.stream.terminate();
     if (this.#closing !== undefined || this.#state === "closed") return;
     this.#emitError(new ToolrelayError("CONNECTION_CLOSED", `cloud link dropped: ${why}`));
-    if (this.#options.reconnect === false) {
+    if (!this.#reconnectAfterDrop) {
       void this.close();
       return;
     }
@@ -319,7 +290,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #wrap(error: unknown): ToolrelayError {
     const message = error instanceof Error ? error.message : String(error);
-    return new ToolrelayError("CONNECT_FAILED", redact(`cloud link failed: ${message}`, this.#secrets), { cause: error });
+    return new ToolrelayError("CONNECT_FAILED", redact(`cloud link failed: ${message}`, this.#dialer.secrets), { cause: error });
   }
 
   #emitError(error: ToolrelayError): void {
