@@ -7,7 +7,7 @@ import type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
 import { CloudGapRecovery } from "./cloud-gap-recovery.js";
 import { CloudInboundDelivery } from "./cloud-inbound-delivery.js";
 import { CloudPairDialer } from "./cloud-pair-dialer.js";
-import { closeSocketGracefully, listenToSocketPair, protocolPing, sendText, type SocketPair } from "./cloud-socket-pair.js";
+import { closeSocketGracefully, listenToSocketPair, pingSocket, sendText, type SocketPair } from "./cloud-socket-pair.js";
 import type { CloudChannel } from "./cloud-status-address.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
 import { redact } from "./open-web-socket.js";
@@ -83,9 +83,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       timers: this.#timers,
       sendPing: (channel) => {
         const socket = this.#pair?.[channel];
-        if (!socket) return;
-        sendText(socket, '{"type":"ping"}');
-        protocolPing(socket);
+        if (socket) pingSocket(socket);
       },
       onTimeout: (channel, silentForMs) => {
         const pair = this.#pair;

@@ -134,8 +134,12 @@ export function sendText(socket: WebSocket, text: string): boolean {
   }
 }
 
-/** A protocol-level ping (answered by any WebSocket peer); a socket without `ping()` gets none. */
-export function protocolPing(socket: WebSocket): void {
+/**
+ * The cloud heartbeat's ping: a JSON `ping` frame, then a protocol-level ping
+ * (answered by any WebSocket peer); a socket without `ping()` gets only the JSON one.
+ */
+export function pingSocket(socket: WebSocket): void {
+  sendText(socket, '{"type":"ping"}');
   if (socket.readyState !== 1 || typeof socket.ping !== "function") return;
   try {
     socket.ping();
