@@ -207,3 +207,24 @@ export const sidecarFrameSchemas = {
 
 export type SidecarFrame = { [K in SidecarFrameType]: z.infer<(typeof sidecarFrameSchemas)[K]> }[SidecarFrameType];
 export type SidecarFrameOf<K extends SidecarFrameType> = z.infer<(typeof sidecarFrameSchemas)[K]>;
+
+/** What an `error` frame is about: the type and the ids of the frame it answers, when known. */
+export interface ErrorFrameAbout {
+  frame_type?: string | null;
+  session?: string | null;
+  turn?: string | null;
+  call?: string | null;
+}
+
+/** An `error` frame; whatever `about` leaves out is `null`. */
+export function errorFrame(code: string, message: string, about: ErrorFrameAbout = {}): SidecarFrameOf<"error"> {
+  return {
+    type: "error",
+    code,
+    message,
+    frame_type: about.frame_type ?? null,
+    session: about.session ?? null,
+    turn: about.turn ?? null,
+    call: about.call ?? null,
+  };
+}

@@ -1,31 +1,23 @@
-import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
-import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
-import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
+import { encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff } from "./backoff.js";
 import type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
-import {
-  cloudSecrets,
-  cloudStatusHeaders,
-  cloudStatusUrl,
-  DEFAULT_CLOUD_BASE_URL,
-  normaliseCloudBaseUrl,
-  type CloudAuthMode,
-  type CloudChannel,
-} from "./cloud-status-address.js";
-import { closeSocketGracefully, openSocketPair, socketText, type SocketPair } from "./cloud-socket-pair.js";
-import { classifyInbound } from "./cloud-inbound-filter.js";
-import { CloudSyncTrigger } from "./cloud-sync-trigger.js";
+import { CloudGapRecovery } from "./cloud-gap-recovery.js";
+import { CloudInboundDelivery } from "./cloud-inbound-delivery.js";
+import { CloudPairDialer } from "./cloud-pair-dialer.js";
+import { closeSocketGracefully, listenToSocketPair, pingSocket, sendText, type SocketPair } from "./cloud-socket-pair.js";
+import type { CloudChannel } from "./cloud-status-address.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
-import { IdempotencyKeyCache } from "./idempotency-key-cache.js";
 import { redact } from "./open-web-socket.js";
 import { ReconnectController } from "./reconnect-controller.js";
 import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "./runtime-link.js";
-import { EventSequenceGapDetector } from "./sequence-gap-detector.js";
 
 export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "./cloud-link-options.js";
+
+/** The close code a relay uses when the environment is gone (the listener's contract). */
+const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
 
 /**
  * The link to a Letta Cloud environment through the status relay: a control
@@ -43,63 +35,45 @@ export type { CloudDeliveryStats, CloudLinkOptions, CloudRuntimeAddress } from "
  *   backoff). The runtime keeps pending calls across that, so
  *   `keepsPendingCallsAcrossReconnect` is `true`.
  */
-/** The close code a relay uses when the environment is gone (the listener's contract). */
-const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
-
 export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
   readonly keepsPendingCallsAcrossReconnect = true;
   #epoch = 0;
-  #options: CloudLinkOptions;
-  #baseUrl: string;
-  #auth: CloudAuthMode;
-  #secrets: string[];
+  /** `options.reconnect`: reconnect after a drop, or close. */
+  #reconnectAfterDrop: boolean;
+  #dialer: CloudPairDialer;
   #timers: Timers;
   #state: LinkState = "idle";
   #runtime: CloudRuntimeAddress;
-  /** Stable across reconnects: lets the relay resume this status session (unacked frames are redelivered). */
-  #sessionId = `sdk-${randomBytes(8).toString("hex")}`;
   #pair: SocketPair | undefined;
   #closing: Promise<void> | undefined;
-  #keys: IdempotencyKeyCache;
-  #gaps: EventSequenceGapDetector;
-  #sync: CloudSyncTrigger;
+  #delivery: CloudInboundDelivery;
+  #recovery: CloudGapRecovery;
   #watchdog: HeartbeatWatchdog<CloudChannel>;
   #reconnect: ReconnectController;
-  /** A turn is running (the session says so): only then are `event_seq` holes worth a sync. */
-  #turnActive = false;
-  #stats: CloudDeliveryStats = { acksSent: 0, duplicatesDropped: 0, controlStreamDeltasDropped: 0, gapsDetected: 0, syncsSent: 0 };
 
   constructor(options: CloudLinkOptions) {
     super();
-    if (typeof options.connectionId !== "string" || options.connectionId === "") {
-      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs a non-empty connectionId");
-    }
-    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
-      throw new ToolrelayError("INVALID_OPTIONS", "cloud link needs an API key");
-    }
-    this.#options = { ...options, apiKey: options.apiKey.trim() };
-    this.connectionId = options.connectionId;
-    this.#baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
-    this.#auth = options.auth ?? "header";
-    this.#secrets = cloudSecrets(this.#options.apiKey);
     this.#timers = options.timers ?? systemTimers;
+    this.#dialer = new CloudPairDialer({ ...options, timers: this.#timers });
+    this.#reconnectAfterDrop = options.reconnect !== false;
+    this.connectionId = options.connectionId;
     this.#runtime = { ...options.runtime };
-    this.#keys = new IdempotencyKeyCache({ capacity: options.idempotencyKeyCapacity });
-    this.#sync = new CloudSyncTrigger({
+    this.#delivery = new CloudInboundDelivery({
+      idempotencyKeyCapacity: options.idempotencyKeyCapacity,
+      observeEventSeq: (eventSeq) => this.#recovery.observe(eventSeq),
+    });
+    this.#recovery = new CloudGapRecovery({
       timers: this.#timers,
+      reorderWindowMs: options.gapReorderWindowMs,
       debounceMs: options.syncDebounceMs,
       minIntervalMs: options.syncMinIntervalMs,
       maxIntervalMs: options.syncMaxIntervalMs,
-      send: () => this.#sendGapSync(),
-    });
-    this.#gaps = new EventSequenceGapDetector({
-      timers: this.#timers,
-      reorderWindowMs: options.gapReorderWindowMs,
-      onGap: () => {
-        this.#stats.gapsDetected++;
-        // Idle: a hole is another runtime's traffic, or nothing a session waits for. No sync.
-        if (this.#turnActive) this.#sync.request();
+      runtime: () => this.#runtime,
+      send: (frame) => {
+        const control = this.#pair?.control;
+        if (this.#state !== "open" || control === undefined) return false;
+        return sendText(control, encodeFrame(frame));
       },
     });
     this.#watchdog = new HeartbeatWatchdog<CloudChannel>({
@@ -109,9 +83,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       timers: this.#timers,
       sendPing: (channel) => {
         const socket = this.#pair?.[channel];
-        if (!socket) return;
-        this.#write(socket, '{"type":"ping"}');
-        this.#protocolPing(socket);
+        if (socket) pingSocket(socket);
       },
       onTimeout: (channel, silentForMs) => {
         const pair = this.#pair;
@@ -150,7 +122,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   get deliveryStats(): Readonly<CloudDeliveryStats> {
-    return { ...this.#stats, syncsSent: this.#sync.sent };
+    return { ...this.#delivery.counts, gapsDetected: this.#recovery.gapsDetected, syncsSent: this.#recovery.syncsSent };
   }
 
   /**
@@ -159,10 +131,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
    * back-off. Default: no turn.
    */
   setTurnActive(active: boolean): void {
-    if (this.#turnActive === active) return;
-    this.#turnActive = active;
-    if (active) this.#sync.resetBackoff();
-    else this.#sync.cancel();
+    this.#recovery.setTurnActive(active);
   }
 
   /**
@@ -194,8 +163,8 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     const control = this.#pair?.control;
     if (this.#state !== "open" || control === undefined || control.readyState !== 1) return false;
     const text = encodeFrame(frame, trusted);
-    if (frame.type === "sync") this.#sync.markSent();
-    return this.#write(control, text);
+    if (frame.type === "sync") this.#recovery.markSent();
+    return sendText(control, text);
   }
 
   close(): Promise<void> {
@@ -206,8 +175,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   async #shutdown(): Promise<void> {
     this.#reconnect.stop();
     this.#watchdog.stop();
-    this.#sync.stop();
-    this.#gaps.reset();
+    this.#recovery.stop();
     const pair = this.#pair;
     this.#pair = undefined;
     this.#setState("closed");
@@ -215,17 +183,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   }
 
   async #open(): Promise<void> {
-    const auth = { mode: this.#auth, apiKey: this.#options.apiKey };
-    const address = { baseUrl: this.#baseUrl, connectionId: this.connectionId, sessionId: this.#sessionId, ...this.#runtime };
-    const pair = await openSocketPair({
-      urls: { control: cloudStatusUrl(address, "control", auth), stream: cloudStatusUrl(address, "stream", auth) },
-      headers: cloudStatusHeaders(auth.apiKey, auth.mode, this.#options.headers),
-      WebSocket: this.#options.WebSocket,
-      maxPayload: this.#options.maxPayload,
-      connectTimeoutMs: this.#options.connectTimeoutMs,
-      timers: this.#timers,
-      secrets: this.#secrets,
-    });
+    const pair = await this.#dialer.dial(this.#runtime);
     if (this.#closing !== undefined) {
       pair.control.terminate();
       pair.stream.terminate();
@@ -237,59 +195,44 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #attach(pair: SocketPair): void {
     this.#pair = pair;
     this.#epoch++;
-    this.#gaps.reset();
-    this.#sync.resetBackoff();
-    for (const channel of ["control", "stream"] as const) {
-      const socket = pair[channel];
-      socket.on("message", (data, isBinary) => this.#receive(pair, channel, socketText(data, isBinary)));
-      socket.on("ping", () => {
-        if (pair === this.#pair) this.#watchdog.received(channel);
-      });
-      socket.on("pong", () => {
-        if (pair === this.#pair) this.#watchdog.answered(channel);
-      });
-      let lastError = "";
-      socket.on("error", (error) => {
-        lastError = error.message;
-      });
-      socket.on("close", (code, reason) => {
-        const detail = redact([reason.toString(), lastError].filter(Boolean).join("; "), this.#secrets);
-        if (code === ENVIRONMENT_GONE_CLOSE_CODE) this.#guard(() => this.#environmentGone(pair, detail));
-        else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
-      });
-    }
-    // Frames that came before the pair was complete, in arrival order, before any later one.
-    for (const channel of ["control", "stream"] as const) {
-      for (const early of pair.takeEarly(channel)) this.#receive(pair, channel, socketText(early.data, early.isBinary));
-    }
+    this.#recovery.connected();
+    listenToSocketPair(
+      pair,
+      {
+        message: (channel, text) => this.#receive(pair, channel, text),
+        ping: (channel) => {
+          if (pair === this.#pair) this.#watchdog.received(channel);
+        },
+        pong: (channel) => {
+          if (pair === this.#pair) this.#watchdog.answered(channel);
+        },
+        close: (channel, code, detail) => {
+          if (code === ENVIRONMENT_GONE_CLOSE_CODE) this.#guard(() => this.#environmentGone(pair, detail));
+          else this.#guard(() => this.#drop(pair, `${channel} socket closed (code ${code}${detail ? `: ${detail}` : ""})`));
+        },
+      },
+      this.#dialer.secrets,
+    );
     this.#watchdog.start();
   }
 
   /** One inbound frame, in order. Never throws (it runs inside a socket callback). */
   #receive(pair: SocketPair, channel: CloudChannel, text: string | undefined): void {
     if (pair !== this.#pair) return;
-    try {
+    this.#guard(() => {
       this.#watchdog.received(channel);
       if (text === undefined) {
         this.emit("invalid-frame", `binary frame on the ${channel} socket`);
         return;
       }
-      const decoded = decodeFrame(text);
-      const { envelope } = decoded;
-      const { ack } = pair.acks[channel].receive(envelope.seq);
-      if (ack !== undefined && this.#write(pair[channel], ack)) this.#stats.acksSent++;
-      const verdict = classifyInbound(channel, decoded.kind === "frame" ? decoded.frame.type : decoded.type, envelope, this.#keys);
-      if (verdict === "control-stream-delta") return void this.#stats.controlStreamDeltasDropped++;
-      if (verdict === "duplicate") return void this.#stats.duplicatesDropped++;
-      this.#gaps.observe(envelope.event_seq);
+      const decoded = this.#delivery.accept(pair, channel, text);
+      if (decoded === undefined) return;
       if (decoded.kind === "frame") {
         if (decoded.frame.type === "pong") this.#watchdog.answered(channel);
-        else this.emit("frame", decoded.frame, envelope);
+        else this.emit("frame", decoded.frame, decoded.envelope);
       } else if (decoded.kind === "unknown") this.emit("unknown-frame", decoded.type);
       else this.emit("invalid-frame", decoded.error, { type: decoded.type, requestId: decoded.requestId });
-    } catch (error) {
-      this.#listenerThrew(error);
-    }
+    });
   }
 
   /** Run a socket-callback step; a throwing event listener is reported, never re-thrown into `ws` or a timer. */
@@ -303,7 +246,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
 
   #listenerThrew(error: unknown): void {
     this.#emitError(
-      new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#secrets)}`, { cause: error }),
+      new ToolrelayError("LISTENER_FAILED", `a link event listener threw: ${redact(String(error), this.#dialer.secrets)}`, {
+        cause: error,
+      }),
     );
   }
 
@@ -328,13 +273,12 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     if (pair !== this.#pair) return;
     this.#pair = undefined;
     this.#watchdog.stop();
-    this.#gaps.reset();
-    this.#sync.cancel(); // the session's post-reconnect sync supersedes it
+    this.#recovery.dropped();
     pair.control.terminate();
     pair.stream.terminate();
     if (this.#closing !== undefined || this.#state === "closed") return;
     this.#emitError(new ToolrelayError("CONNECTION_CLOSED", `cloud link dropped: ${why}`));
-    if (this.#options.reconnect === false) {
+    if (!this.#reconnectAfterDrop) {
       void this.close();
       return;
     }
@@ -342,44 +286,9 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
     this.#reconnect.schedule();
   }
 
-  #sendGapSync(): boolean {
-    const { agentId, conversationId } = this.#runtime;
-    const control = this.#pair?.control;
-    if (!agentId || !conversationId || this.#state !== "open" || control === undefined) return false;
-    const frame: OutboundFrame = {
-      type: "sync",
-      runtime: { agent_id: agentId, conversation_id: conversationId },
-      // Approvals are not what a hole loses (the runtime replays them on every new connection),
-      // and recovering them makes the runtime ask its backend each time.
-      recover_approvals: false,
-      force_device_status: true,
-    };
-    return this.#write(control, encodeFrame(frame));
-  }
-
-  /** A protocol-level ping (answered by any WebSocket peer); a socket without `ping()` gets only the JSON one. */
-  #protocolPing(socket: WebSocket): void {
-    if (socket.readyState !== 1 || typeof socket.ping !== "function") return;
-    try {
-      socket.ping();
-    } catch {
-      // A failed write surfaces as the socket closing.
-    }
-  }
-
-  #write(socket: WebSocket, text: string): boolean {
-    if (socket.readyState !== 1) return false;
-    try {
-      socket.send(text, () => {}); // a failed write surfaces as the socket closing
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   #wrap(error: unknown): ToolrelayError {
     const message = error instanceof Error ? error.message : String(error);
-    return new ToolrelayError("CONNECT_FAILED", redact(`cloud link failed: ${message}`, this.#secrets), { cause: error });
+    return new ToolrelayError("CONNECT_FAILED", redact(`cloud link failed: ${message}`, this.#dialer.secrets), { cause: error });
   }
 
   #emitError(error: ToolrelayError): void {

@@ -3,7 +3,7 @@ import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import type { CloudChannel } from "./cloud-status-address.js";
-import { openWebSocket, type WebSocketConstructor } from "./open-web-socket.js";
+import { openWebSocket, redact, type WebSocketConstructor } from "./open-web-socket.js";
 import { SequenceAckTracker } from "./sequence-ack-tracker.js";
 
 /** One generation of the cloud link's sockets: control + stream, each with its own ack tracker. */
@@ -85,6 +85,67 @@ export async function openSocketPair(options: OpenSocketPairOptions): Promise<So
       return early[channel].splice(0);
     },
   };
+}
+
+/** What a listened-to socket pair reports, per channel. */
+export interface SocketPairListener {
+  /** A message: its text, or `undefined` for a binary frame. The early ones come first, in arrival order. */
+  message(channel: CloudChannel, text: string | undefined): void;
+  /** A protocol-level ping from the server. */
+  ping(channel: CloudChannel): void;
+  /** A protocol-level pong. */
+  pong(channel: CloudChannel): void;
+  /** The socket closed; `detail` is its close reason and last error, secrets redacted (may be empty). */
+  close(channel: CloudChannel, code: number, detail: string): void;
+}
+
+/**
+ * Attach `listener` to both sockets of `pair`, then hand it the frames that came
+ * before the pair was complete — in arrival order, control's then stream's,
+ * before any later one.
+ */
+export function listenToSocketPair(pair: SocketPair, listener: SocketPairListener, secrets: readonly string[]): void {
+  for (const channel of ["control", "stream"] as const) {
+    const socket = pair[channel];
+    socket.on("message", (data, isBinary) => listener.message(channel, socketText(data, isBinary)));
+    socket.on("ping", () => listener.ping(channel));
+    socket.on("pong", () => listener.pong(channel));
+    let lastError = "";
+    socket.on("error", (error) => {
+      lastError = error.message;
+    });
+    socket.on("close", (code, reason) => {
+      listener.close(channel, code, redact([reason.toString(), lastError].filter(Boolean).join("; "), secrets));
+    });
+  }
+  for (const channel of ["control", "stream"] as const) {
+    for (const early of pair.takeEarly(channel)) listener.message(channel, socketText(early.data, early.isBinary));
+  }
+}
+
+/** Write `text` on an open socket. `false` when it is not open or the write threw; a failed write surfaces as the socket closing. */
+export function sendText(socket: WebSocket, text: string): boolean {
+  if (socket.readyState !== 1) return false;
+  try {
+    socket.send(text, () => {});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The cloud heartbeat's ping: a JSON `ping` frame, then a protocol-level ping
+ * (answered by any WebSocket peer); a socket without `ping()` gets only the JSON one.
+ */
+export function pingSocket(socket: WebSocket): void {
+  sendText(socket, '{"type":"ping"}');
+  if (socket.readyState !== 1 || typeof socket.ping !== "function") return;
+  try {
+    socket.ping();
+  } catch {
+    // A failed write surfaces as the socket closing.
+  }
 }
 
 /** Close with 1000 and wait for the close handshake, at most `deadlineMs`; then terminate. Leaves no timer behind. */

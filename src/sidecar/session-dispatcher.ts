@@ -1,0 +1,216 @@
+/**
+ * `SessionDispatcher`: what the sidecar does with each checked host frame
+ * (shutdown aside, which ends the sidecar). It answers `hello` (and refuses
+ * every other frame before it), holds the sessions by the host's ids — the
+ * open ones and the ones still opening — and routes `open_session`, `send`,
+ * `abort`, `close_session` and the tool answers to them. A frame it cannot
+ * use is answered with an `error` frame (`hello_required`, `hello_repeated`,
+ * `unsupported_version`, `session_exists`, `unknown_session`, `turn_exists`,
+ * `unknown_call`, or the SDK's code when a session cannot open).
+ */
+import { isToolrelayError } from "../errors.js";
+import type { Diagnostics } from "./diagnostics.js";
+import type { SidecarEncoding } from "./frame-encoding.js";
+import type { HostCalls } from "./host-calls.js";
+import type { HostFrameIds } from "./host-frame-intake.js";
+import type { HostFrame, OpenSessionFrame } from "./host-frames.js";
+import { SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
+import { errorFrame, type ErrorFrameAbout, type SidecarFrame } from "./sidecar-frames.js";
+import { SidecarSession } from "./sidecar-session.js";
+import { SIDECAR_VERSION } from "./sidecar-version.js";
+
+export interface SessionDispatcherOptions {
+  /** Write a frame to the host. */
+  send: (frame: SidecarFrame) => void;
+  /** The calls waiting for the host's answers. */
+  hostCalls: HostCalls;
+  diagnostics: Diagnostics;
+  /** The body encoding, told in `welcome`. */
+  encoding: SidecarEncoding;
+  /** The frame limit, told in `welcome`; a session's tool input must fit in half of it. */
+  maxFrameBytes: number;
+  /** Whether the sidecar is stopping: a session that finishes opening then is closed at once. */
+  stopping: () => boolean;
+}
+
+/** A checked host frame the dispatcher takes. */
+export type DispatchedHostFrame = Exclude<HostFrame, { type: "shutdown" }>;
+
+export class SessionDispatcher {
+  #options: SessionDispatcherOptions;
+  #greeted = false;
+  #sessions = new Map<string, SidecarSession>();
+  /** Sessions still opening, by id: their open promise. */
+  #opening = new Map<string, Promise<SidecarSession | undefined>>();
+
+  constructor(options: SessionDispatcherOptions) {
+    this.#options = options;
+  }
+
+  /** Sessions open now. */
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  /** Sessions still opening. */
+  get openingCount(): number {
+    return this.#opening.size;
+  }
+
+  /** Handle one checked frame, in arrival order. */
+  handle(frame: DispatchedHostFrame, ids: HostFrameIds): void {
+    if (frame.type === "hello") {
+      this.#hello(frame);
+      return;
+    }
+    if (!this.#greeted) {
+      this.#error("hello_required", "the first frame must be hello", { frame_type: frame.type, ...ids });
+      return;
+    }
+    this.#dispatch(frame);
+  }
+
+  /**
+   * Close every session, the open ones and those still opening. On `shutdown`
+   * each open one is announced (`session_closed`, reason `shutdown`) once closed.
+   * Resolves when all are closed.
+   */
+  closeAll(reason: "shutdown" | "host_gone"): Promise<unknown> {
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    return Promise.all([
+      ...sessions.map(async (session) => {
+        await session.close();
+        if (reason === "shutdown") this.#options.send({ type: "session_closed", session: session.id, reason: "shutdown" });
+      }),
+      ...[...this.#opening.values()].map(async (opening) => (await opening)?.close()),
+    ]);
+  }
+
+  #error(code: string, message: string, about?: ErrorFrameAbout): void {
+    this.#options.send(errorFrame(code, message, about));
+  }
+
+  #hello(frame: Extract<HostFrame, { type: "hello" }>): void {
+    if (this.#greeted) {
+      this.#error("hello_repeated", "hello was already answered", { frame_type: "hello" });
+      return;
+    }
+    if (!frame.versions.includes(SIDECAR_PROTOCOL_VERSION)) {
+      this.#error(
+        "unsupported_version",
+        `this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}; the host offered ${frame.versions.join(", ")}`,
+        { frame_type: "hello" },
+      );
+      return;
+    }
+    this.#greeted = true;
+    this.#options.send({
+      type: "welcome",
+      version: SIDECAR_PROTOCOL_VERSION,
+      sidecar: { name: "toolrelay-sidecar", version: SIDECAR_VERSION },
+      encoding: this.#options.encoding,
+      max_frame_bytes: this.#options.maxFrameBytes,
+    });
+  }
+
+  #dispatch(frame: Exclude<HostFrame, { type: "hello" | "shutdown" }>): void {
+    switch (frame.type) {
+      case "open_session":
+        this.#open(frame);
+        return;
+      case "tool_result":
+      case "tool_error": {
+        const answer =
+          frame.type === "tool_result"
+            ? { kind: "result" as const, result: { content: frame.content, isError: frame.isError ?? false } }
+            : { kind: "error" as const, message: frame.message };
+        const disposition = this.#options.hostCalls.answer(frame.session, frame.call, answer);
+        if (disposition === "late") this.#options.diagnostics.log("late-answer", { session: frame.session, call: frame.call });
+        if (disposition === "unknown")
+          this.#error("unknown_call", `no call ${frame.call} is waiting in session ${frame.session}`, {
+            frame_type: frame.type,
+            session: frame.session,
+            call: frame.call,
+          });
+        return;
+      }
+    }
+    const session = this.#sessions.get(frame.session);
+    if (session === undefined) {
+      const why = this.#opening.has(frame.session) ? "is still opening: wait for session_opened" : "is not open";
+      this.#error("unknown_session", `session ${frame.session} ${why}`, {
+        frame_type: frame.type,
+        session: frame.session,
+        turn: "turn" in frame ? frame.turn : null,
+      });
+      return;
+    }
+    switch (frame.type) {
+      case "send":
+        if (session.runningTurn === frame.turn) {
+          this.#error("turn_exists", `turn ${frame.turn} is running; give each turn a new id`, {
+            frame_type: "send",
+            session: frame.session,
+            turn: frame.turn,
+          });
+          return;
+        }
+        session.send(frame);
+        return;
+      case "abort":
+        if (!session.abort(frame.turn)) this.#options.diagnostics.log("abort-nothing", { session: frame.session, turn: frame.turn });
+        return;
+      case "close_session":
+        this.#sessions.delete(frame.session);
+        void session.close().then(() => this.#options.send({ type: "session_closed", session: frame.session, reason: "closed" }));
+        return;
+    }
+  }
+
+  #open(frame: OpenSessionFrame): void {
+    const { send, diagnostics } = this.#options;
+    const id = frame.session;
+    if (this.#sessions.has(id) || this.#opening.has(id)) {
+      this.#error("session_exists", `session ${id} is already open`, { frame_type: "open_session", session: id });
+      return;
+    }
+    const opening = SidecarSession.open(frame, {
+      send,
+      hostCalls: this.#options.hostCalls,
+      diagnostics,
+      maxInputBytes: Math.min(1_048_576, Math.floor(this.#options.maxFrameBytes / 2)),
+      onLinkClosed: (session) => {
+        if (this.#sessions.get(session.id) !== session) return;
+        this.#sessions.delete(session.id);
+        void session.close().then(() => send({ type: "session_closed", session: session.id, reason: "link_closed" }));
+      },
+    }).then(
+      (session) => {
+        this.#opening.delete(id);
+        if (this.#options.stopping()) {
+          void session.close();
+          return undefined;
+        }
+        this.#sessions.set(id, session);
+        diagnostics.log("session-opened", { session: id, tools: frame.tools.length });
+        send({
+          type: "session_opened",
+          session: id,
+          agent_id: session.agentId,
+          conversation_id: session.conversationId,
+          tools: frame.tools.map((tool) => tool.name),
+        });
+        return session;
+      },
+      (error: unknown) => {
+        this.#opening.delete(id);
+        const code = isToolrelayError(error) ? error.code.toLowerCase() : "internal";
+        diagnostics.log("session-open-failed", { session: id, code });
+        this.#error(code, error instanceof Error ? error.message : String(error), { frame_type: "open_session", session: id });
+        return undefined;
+      },
+    );
+    this.#opening.set(id, opening);
+  }
+}
