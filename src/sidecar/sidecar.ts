@@ -26,6 +26,7 @@ import { errorFrame, type SidecarFrame } from "./sidecar-frames.js";
 import { SessionDispatcher } from "./session-dispatcher.js";
 import { SIDECAR_VERSION } from "./sidecar-version.js";
 
+/** The streams and settings of {@link startSidecar} (the `toolrelay-sidecar` executable passes its stdin, stdout and flags). */
 export interface SidecarOptions {
   /** Frames from the host (the process's stdin). Required. */
   input: Readable;
