@@ -242,7 +242,12 @@ describe("every failure of a callback settles and the turn ends within seconds",
       void turn.abort();
       return undefined;
     });
-    expect(row).toMatchObject({ outcome: "cancelled", stopReason: "cancelled" });
+    // The call is answered cancelled at once. The stop reason is the runtime's: 0.32.18 answers
+    // the abort of a running turn `aborted: false` now and then (3 of 15 runs here), and the
+    // turn then goes on with the cancelled answer to end_turn; either way it ends (the table
+    // above says how fast).
+    expect(row.outcome).toBe("cancelled");
+    expect(["cancelled", "end_turn"]).toContain(row.stopReason);
   }, 30_000);
 
   it("the client's sockets are cut mid-call → the answer crosses the reconnect", async () => {
@@ -304,7 +309,11 @@ describe("two sandboxes × two conversations, concurrently", () => {
       expect(b1!.sandbox!.sandboxId).toBe(b2!.sandbox!.sandboxId);
       expect(a1!.sandbox!.sandboxId).not.toBe(b1!.sandbox!.sandboxId);
       expect([a1, a2].filter((entry) => entry!.sandbox!.resumed)).toHaveLength(1);
-      expect(new Set(sessions.map((entry) => entry.conversationId)).size).toBe(4);
+      // Four runtimes: a runtime is an agent and a conversation. The stand-in for Cloud's store is
+      // one Letta Code local backend directory shared by the sandbox processes, and each process
+      // numbers its conversations from what it read at start (local-conv-<n>): two sandboxes
+      // creating conversations at once can hand out the same number, for different agents.
+      expect(new Set(sessions.map((entry) => `${entry.agentId}/${entry.conversationId}`)).size).toBe(4);
       const texts = await Promise.all(
         sessions.map(async (entry, index) => {
           const out: string[] = [];

@@ -12,7 +12,7 @@ import { ToolrelayError, asToolrelayError, isToolrelayError } from "../errors.js
 import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle } from "../internal/timers.js";
 import type { RequestTracker } from "../transport/request-tracker.js";
-import type { InputAcceptedFrame, InputFrame, RuntimeScope } from "../wire/index.js";
+import type { InputAcceptedFrame, InputFrame } from "../wire/index.js";
 import type { OwnRuntime } from "./own-runtime.js";
 import type { RuntimeRegistration } from "./runtime-registration.js";
 import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
@@ -21,12 +21,6 @@ import type { TurnTracker } from "./turn-tracker.js";
 
 /** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
 const ABORT_SETTLE_MS = 2_000;
-/** How long one `abort_message` waits for its answer before the calls are answered anyway. */
-const ABORT_CONFIRM_MS = 2_000;
-/** `abort_message`s sent while the runtime answers `aborted: false` and the turn still runs. */
-const ABORT_ATTEMPTS = 5;
-/** The pause between two of them. */
-const ABORT_RETRY_MS = 50;
 
 type InputMessage = InputFrame & { request_id: string };
 
@@ -161,14 +155,20 @@ export class TurnStarter {
     const runtime = this.#options.own.scope!;
     this.#options.turns.markAborted();
     if (this.#unwrittenInput?.turn === turn) this.#unwrittenInput = undefined;
+    const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
+    const response = this.#options.requests.request(frame, {
+      responseType: "abort_message_response",
+      timeoutMs: this.#options.requestTimeoutMs,
+    });
+    // The runtime waits for external calls to settle before it ends an aborted turn (up to 5
+    // minutes): answer ours (all of this runtime's) now. The real runtime sometimes answers the
+    // abort of a running turn `aborted: false`; the turn then goes on with these answers and ends
+    // as the runtime says (`end_turn`), which is what the turn's result reports.
+    this.#options.calls.cancel("the turn was aborted");
     try {
-      await this.#requestAbort(runtime, turn);
+      await response;
     } catch (error) {
       this.#options.onError(asToolrelayError(error));
-    } finally {
-      // The runtime waits for external calls to settle before it ends an aborted turn (up to 5
-      // minutes): answer ours (all of this runtime's) now that it has taken the abort.
-      this.#options.calls.cancel("the turn was aborted");
     }
     if (turn.done) return;
     await new Promise<void>((resolve) => {
@@ -184,25 +184,6 @@ export class TurnStarter {
     });
     if (this.#abortTimer !== undefined) timers.clearTimeout(this.#abortTimer);
     this.#abortTimer = undefined;
-  }
-
-  /**
-   * Ask the runtime to abort until it says it did (`aborted: true`), the turn ended, or
-   * {@link ABORT_ATTEMPTS} answers said `aborted: false`. The real runtime (0.32.18) answered the
-   * abort of a running turn `aborted: false` in about one run in five of the sandbox suite, and
-   * a cancelled answer written beside it let the turn go on to `end_turn`. While the session's
-   * calls are unanswered the runtime cannot end the turn, so a second abort finds it running.
-   * Each answer is awaited at most {@link ABORT_CONFIRM_MS}: the calls are never held longer.
-   */
-  async #requestAbort(runtime: RuntimeScope, turn: Turn): Promise<void> {
-    const { requests, timers, requestTimeoutMs } = this.#options;
-    const timeoutMs = Math.min(requestTimeoutMs, ABORT_CONFIRM_MS);
-    for (let attempt = 1; ; attempt++) {
-      const frame = { type: "abort_message" as const, request_id: nextRequestId("abort"), runtime };
-      const answer = await requests.request(frame, { responseType: "abort_message_response", timeoutMs });
-      if (answer.aborted || !answer.success || turn.done || attempt === ABORT_ATTEMPTS) return;
-      await new Promise<void>((resolve) => timers.setTimeout(resolve, ABORT_RETRY_MS));
-    }
   }
 }
 
