@@ -65,7 +65,12 @@ export class Turn implements AsyncIterable<TurnEvent> {
     return this.#queue[Symbol.asyncIterator]();
   }
 
-  /** Stop the turn: the runtime is told to abort, and this turn's pending client tool calls are answered as cancelled at once. */
+  /**
+   * Stop the turn: the runtime is told to abort, and this turn's pending client tool calls are
+   * answered as cancelled at once. Resolves once the turn ended. Its result has the runtime's
+   * stop reason: `cancelled`, or `end_turn` when the runtime did not take the abort and the model
+   * finished with the cancelled answers (the real runtime does this now and then).
+   */
   abort(): Promise<void> {
     if (this.#done) return Promise.resolve();
     return this.#onAbort(this);
