@@ -136,7 +136,7 @@ export async function runSchemaValidation(config: SchemaValidationConfig, log: L
     details[label] = figures;
     for (const name of Object.keys(checks).filter((name) => name !== "zod")) {
       rows.push({
-        section: "7. Schema validation",
+        section: "8. Schema validation",
         measure: `${label}, per call`,
         baselineName: "zod 4",
         baselineValue: nanos(figures.zod!),
@@ -150,7 +150,7 @@ export async function runSchemaValidation(config: SchemaValidationConfig, log: L
   const compile = compileCost(config);
   details.compileMicros = compile;
   rows.push({
-    section: "7. Schema validation",
+    section: "8. Schema validation",
     measure: "compile one schema (once per tool)",
     baselineName: "ajv",
     baselineValue: `${compile.ajv!.toFixed(0)} µs`,
