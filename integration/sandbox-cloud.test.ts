@@ -243,7 +243,7 @@ describe("every failure of a callback settles and the turn ends within seconds",
       return undefined;
     });
     // The call is answered cancelled at once. The stop reason is the runtime's: 0.32.18 answers
-    // the abort of a running turn `aborted: false` now and then (3 of 15 runs here), and the
+    // the abort of a running turn `aborted: false` now and then (6 of 27 runs here), and the
     // turn then goes on with the cancelled answer to end_turn; either way it ends (the table
     // above says how fast).
     expect(row.outcome).toBe("cancelled");

@@ -170,7 +170,7 @@ describe("session: client tool calls over the scripted runtime", () => {
           signal.addEventListener("abort", () => resolve("aborted"));
         }),
     });
-    // The real runtime answered the abort of a running turn aborted: false in 3 of 15 runs of
+    // The real runtime answered the abort of a running turn aborted: false in 6 of 27 runs of
     // the sandbox suite; the turn went on with the cancelled answer to end_turn.
     const runtime = await scriptedRuntime({
       missedAborts: 1,
