@@ -13,6 +13,26 @@ const weather = defineTool({
   execute: ({ city }) => `sunny in ${city}`,
 });
 
+/** A tool that runs until its signal aborts: `entered` resolves once it runs, `reasons` holds the abort reasons. */
+function hangingTool() {
+  const entered = deferred();
+  const reasons: unknown[] = [];
+  const tool = defineTool({
+    name: "hang",
+    description: "Waits for abort",
+    inputSchema: z.object({}),
+    execute: (_input, { signal }) =>
+      new Promise((resolve) => {
+        entered.resolve();
+        signal.addEventListener("abort", () => {
+          reasons.push(signal.reason);
+          resolve("aborted");
+        });
+      }),
+  });
+  return { tool, entered: entered.promise, reasons };
+}
+
 describe("session: client tool calls over the scripted runtime", () => {
   it("runs the tool in this process and keeps narration around the call, in order", async () => {
     const runtime = await scriptedRuntime({
@@ -121,21 +141,7 @@ describe("session: client tool calls over the scripted runtime", () => {
   });
 
   it("abort() during a running tool aborts its signal, answers the runtime at once, and the next turn starts", async () => {
-    const entered = deferred();
-    let reason: unknown;
-    const hang = defineTool({
-      name: "hang",
-      description: "Waits for abort",
-      inputSchema: z.object({}),
-      execute: (_input, { signal }) =>
-        new Promise((resolve) => {
-          entered.resolve();
-          signal.addEventListener("abort", () => {
-            reason = signal.reason;
-            resolve("aborted");
-          });
-        }),
-    });
+    const { tool: hang, entered, reasons } = hangingTool();
     let turns = 0;
     const runtime = await scriptedRuntime({
       script: async (turn) => {
@@ -146,11 +152,11 @@ describe("session: client tool calls over the scripted runtime", () => {
     });
     const session = await sessionOn(runtime, { tools: [hang] });
     const first = session.send("first");
-    await entered.promise;
+    await entered;
     const abortStarted = Date.now();
     await first.abort();
     expect(Date.now() - abortStarted).toBeLessThan(2_500);
-    expect(reason).toMatchObject({ kind: "cancelled" });
+    expect(reasons).toEqual([expect.objectContaining({ kind: "cancelled" })]);
     expect(runtime.calls[0]!.response).toMatchObject({ error: expect.stringContaining("cancelled") });
     const firstResult = await first.result;
     expect(firstResult.stopReason).not.toBe("end_turn");
@@ -159,17 +165,7 @@ describe("session: client tool calls over the scripted runtime", () => {
   });
 
   it("abort() the runtime answers aborted: false: the call is still answered at once and the turn ends as the runtime ends it", async () => {
-    const entered = deferred();
-    const hang = defineTool({
-      name: "hang",
-      description: "Waits for abort",
-      inputSchema: z.object({}),
-      execute: (_input, { signal }) =>
-        new Promise((resolve) => {
-          entered.resolve();
-          signal.addEventListener("abort", () => resolve("aborted"));
-        }),
-    });
+    const { tool: hang, entered } = hangingTool();
     // The real runtime answered the abort of a running turn aborted: false in 6 of 27 runs of
     // the sandbox suite; the turn went on with the cancelled answer to end_turn.
     const runtime = await scriptedRuntime({
@@ -182,7 +178,7 @@ describe("session: client tool calls over the scripted runtime", () => {
     });
     const session = await sessionOn(runtime, { tools: [hang] });
     const turn = session.send("go");
-    await entered.promise;
+    await entered;
     await turn.abort();
     const result = await turn.result;
     expect(result).toMatchObject({ stopReason: "end_turn", text: "the tool was cancelled" });
@@ -196,21 +192,11 @@ describe("session: client tool calls over the scripted runtime", () => {
   });
 
   it("close() answers running calls as cancelled at once and leaves no pending call", async () => {
-    const entered = deferred();
-    const hang = defineTool({
-      name: "hang",
-      description: "Waits",
-      inputSchema: z.object({}),
-      execute: (_input, { signal }) =>
-        new Promise((resolve) => {
-          entered.resolve();
-          signal.addEventListener("abort", () => resolve("x"));
-        }),
-    });
+    const { tool: hang, entered } = hangingTool();
     const runtime = await scriptedRuntime({ script: async (turn) => void (await turn.callTool("hang", {})) });
     const session = await sessionOn(runtime, { tools: [hang] });
     const turn = session.send("go");
-    await entered.promise;
+    await entered;
     expect(session.pendingToolCalls).toBe(1);
     await session.close();
     expect(session.pendingToolCalls).toBe(0);
