@@ -23,10 +23,10 @@ export interface SdkBundles {
   remove(): void;
 }
 
-export async function buildSdkBundles(): Promise<SdkBundles> {
-  const outdir = resolve(REPO_ROOT, "bench/.build", String(process.pid));
-  const remove = () => rmSync(outdir, { recursive: true, force: true });
-  const common = {
+/** Bundle one entry (`name` → `<outdir>/<name>.mjs`, returned) as `tsup` builds the package. */
+export async function bundleLikeTsup(name: string, entryFromRoot: string, outdir: string): Promise<string> {
+  await build({
+    entryPoints: { [name]: resolve(REPO_ROOT, entryFromRoot) },
     bundle: true,
     format: "esm",
     platform: "node",
@@ -35,13 +35,17 @@ export async function buildSdkBundles(): Promise<SdkBundles> {
     logLevel: "silent",
     outdir,
     outExtension: { ".js": ".mjs" },
-  } as const;
-  await build({ ...common, entryPoints: { sdk: resolve(REPO_ROOT, "bench/harness/sdk-entry.ts") } });
-  const sdk = resolve(outdir, "sdk.mjs");
+  });
+  return resolve(outdir, `${name}.mjs`);
+}
+
+export async function buildSdkBundles(): Promise<SdkBundles> {
+  const outdir = resolve(REPO_ROOT, "bench/.build", String(process.pid));
+  const remove = () => rmSync(outdir, { recursive: true, force: true });
+  const sdk = await bundleLikeTsup("sdk", "bench/harness/sdk-entry.ts", outdir);
   process.env[SDK_BUNDLE_ENV] = sdk;
   try {
-    await build({ ...common, entryPoints: { relay: resolve(REPO_ROOT, "bench/harness/relay-entry.ts") } });
-    const relay = resolve(outdir, "relay.mjs");
+    const relay = await bundleLikeTsup("relay", "bench/harness/relay-entry.ts", outdir);
     process.env[RELAY_BUNDLE_ENV] = relay;
     return { sdk, relay, remove };
   } catch (error) {

@@ -17,9 +17,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { build } from "esbuild";
 import { bodyCodec } from "../../src/sidecar/frame-encoding.js";
 import { FrameReader, frameBytes } from "../../src/sidecar/frame-reader.js";
+import { bundleLikeTsup } from "../harness/build-sdk.js";
 import { BenchChild, REPO_ROOT } from "../harness/child-process.js";
 import { startSdkClient, withDeadline, type BenchClient } from "../harness/clients.js";
 import type { Log, ResultRow, SuiteResult } from "../harness/report-types.js";
@@ -44,18 +44,7 @@ export async function runSidecarBench(config: SidecarBenchConfig, log: Log): Pro
   const runtime = new BenchChild("bench/processes/runtime-side.ts");
   const clients: BenchClient[] = [];
   try {
-    await build({
-      entryPoints: { sidecar: resolve(REPO_ROOT, "src/sidecar/bin.ts") },
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      packages: "external",
-      logLevel: "silent",
-      outdir,
-      outExtension: { ".js": ".mjs" },
-    });
-    const sidecarCommand = [process.execPath, resolve(outdir, "sidecar.mjs")];
+    const sidecarCommand = [process.execPath, await bundleLikeTsup("sidecar", "src/sidecar/bin.ts", outdir)];
     const { url } = (await runtime.ready) as unknown as { url: string };
     clients.push(await startSdkClient(url, "toolrelay"));
     clients.push(await startNodeSidecarHost(url, "sidecar+node", sidecarCommand));
