@@ -14,24 +14,7 @@
  * `tool_call_id`), so a test in another process can see what the model was sent.
  */
 import { messageText, startScriptedModelServer, type ModelRequest } from "../../test/support/scripted-model-server.js";
-
-function directives(text: string): Array<{ name: string; arguments: Record<string, unknown> }> {
-  const calls: Array<{ name: string; arguments: Record<string, unknown> }> = [];
-  for (const line of text.split("\n")) {
-    const match = /^\s*CALL\s+([A-Za-z0-9_-]+)\s*(\{.*\})?\s*$/.exec(line);
-    if (match) calls.push({ name: match[1]!, arguments: match[2] ? (JSON.parse(match[2]) as Record<string, unknown>) : {} });
-  }
-  return calls;
-}
-
-/** Tool results since the last user message, in order. */
-function resultsSinceUser(request: ModelRequest): string[] {
-  const lastUser = request.messages.map((message) => message.role).lastIndexOf("user");
-  return request.messages
-    .slice(lastUser + 1)
-    .filter((message) => message.role === "tool")
-    .map((message) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)));
-}
+import { callDirectives, toolResultsSinceUser } from "../../test/support/model-directives.js";
 
 const logRequests = process.env.DIRECTIVE_MODEL_LOG_REQUESTS === "1";
 
@@ -59,9 +42,9 @@ function logRequest(request: ModelRequest): void {
 const server = await startScriptedModelServer({
   script: (request) => {
     if (logRequests) logRequest(request);
-    const wanted = directives(request.lastUserText);
+    const wanted = callDirectives(request.lastUserText);
     if (wanted.length === 0 && !/^\s*DESCRIBE\s/m.test(request.lastUserText)) return { text: "pong" };
-    const results = resultsSinceUser(request);
+    const results = toolResultsSinceUser(request);
     const next = wanted[results.length];
     if (next) return results.length === 0 ? { text: "Working on it.", toolCalls: [next] } : { toolCalls: [next] };
     const described = [...request.lastUserText.matchAll(/^\s*DESCRIBE\s+([A-Za-z0-9_-]+)\s*$/gm)].map((match) => {
