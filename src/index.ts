@@ -61,7 +61,7 @@ export type { TelemetryTracer, TelemetrySpan, TelemetryAttributes } from "./obse
 // above (the same module, or the module behind a folder's index) was dropped from dist/index.d.ts
 // by the declaration bundler (ToolsChangeEvent, CallLimits, ToolInputKind were missing).
 export type { ExecutionOutcome } from "./tools/execute-tool.js";
-export type { PreflightOutcome } from "./tools/prepare-tool-call.js";
+export type { PreflightOutcome } from "./calls/call-outcome.js";
 export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";
 export type { ToolCallAbortKind } from "./calls/call-abort-reason.js";
 export type { ToolReturnObject } from "./tools/tool-result.js";

@@ -1,16 +1,10 @@
-/**
- * The reason a tool callback's `AbortSignal` fires: `signal.reason` is a
- * {@link ToolCallAbortError} whose `kind` says why (never relabelled).
- */
+/** The reason a tool callback's `AbortSignal` fires: a {@link ToolCallAbortError} whose `kind` says why (never relabelled). */
 const brand = Symbol.for("toolrelay.tool-call-abort-error");
 
 /** Why the table aborted a call. */
 export type ToolCallAbortKind = "timeout" | "cancelled" | "disconnected";
 
-/**
- * `signal.reason` of an aborted tool call. `name` is `"TimeoutError"` for a
- * timeout and `"AbortError"` otherwise, like the DOM's own abort reasons.
- */
+/** `signal.reason` of an aborted tool call; `name` is `"TimeoutError"` for a timeout, else `"AbortError"` (as the DOM's). */
 export class ToolCallAbortError extends Error {
   readonly kind: ToolCallAbortKind;
 
@@ -21,12 +15,12 @@ export class ToolCallAbortError extends Error {
     Object.defineProperty(this, brand, { value: true });
   }
 
-  /** `instanceof` that also works across the ESM and CJS copies of the package. */
+  /** `instanceof` that also works across the ESM and CommonJS copies of the package (a `Symbol.for` brand). */
   static is(value: unknown): value is ToolCallAbortError {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 
-  /** `instanceof` across the ESM and CommonJS copies of the package (a `Symbol.for` brand). */
+  /** See {@link ToolCallAbortError.is}. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     return ToolCallAbortError.is(value);
   }
@@ -41,11 +35,9 @@ export class ToolCallAbortError extends Error {
     return new ToolCallAbortError("cancelled", `The tool call was cancelled: ${reason}`);
   }
 
-  /** The link was lost and did not come back within the grace window (or the runtime forgot the call). */
+  /** The link was lost and not back within the grace window (or the runtime forgot the call). */
   static disconnected(graceMs: number): ToolCallAbortError {
-    return new ToolCallAbortError(
-      "disconnected",
-      `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`,
-    );
+    const message = `The tool call was abandoned: the client lost its connection and it did not come back within ${graceMs} ms.`;
+    return new ToolCallAbortError("disconnected", message);
   }
 }

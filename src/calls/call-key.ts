@@ -1,9 +1,7 @@
 /**
- * Execution identity. A tool callback runs at most once per {@link CallKey}.
- * `callScopeId` is the one function that turns ids into a string (nothing else
- * concatenates ids); within a scope, calls are found by tool call id, and the
- * input digest tells apart two calls under one tool call id because the
- * provider reused it (`call_0` in every turn).
+ * Execution identity. A tool callback runs at most once per {@link CallKey}. Calls are found by
+ * tool call id and told apart by `sameCall` (the one comparison of keys): by scope, and by the
+ * input's digest, because providers reuse tool call ids (`call_0` in every turn).
  */
 import { createHash } from "node:crypto";
 
@@ -15,38 +13,30 @@ export interface CallKey {
   readonly conversationId: string;
   /** The model's id for the tool call. Not an identity on its own: providers reuse ids across turns. */
   readonly toolCallId: string;
-  /** The SHA-256 digest of the call's canonical input (`inputDigest` in src/calls/call-key.ts). */
+  /** The digest of the call's canonical input ({@link inputDigest}). */
   readonly inputDigest: string;
 }
 
-/**
- * The scope of a key as one string — a JSON array of the connection, agent and
- * conversation ids in fixed order, unambiguous for any characters inside an id.
- */
-export function callScopeId(key: CallKey): string {
-  return JSON.stringify([key.connectionId, key.agentId, key.conversationId]);
+/** Whether two keys name the same call: the same scope, tool call id and input digest. */
+export function sameCall(left: CallKey, right: CallKey): boolean {
+  return left.inputDigest === right.inputDigest && left.toolCallId === right.toolCallId && sameScope(left, right);
 }
 
-/** Canonical texts up to this length are their own digest (no hashing for small inputs). */
-const LITERAL_DIGEST_CHARS = 64;
-/** The most common input: one shared string rather than one per call. */
-const EMPTY_OBJECT = "{}";
+/** Whether two keys come from the same connection, agent and conversation. */
+export function sameScope(left: CallKey, right: CallKey): boolean {
+  return left.conversationId === right.conversationId && left.agentId === right.agentId && left.connectionId === right.connectionId;
+}
 
-/**
- * The digest of a canonical input text (see {@link canonicalJson}): the text
- * itself when short, else its SHA-256 in base64url prefixed with `#`.
- */
+/** The digest of a canonical input text ({@link canonicalJson}): the text itself up to 64 characters, else `#` + its SHA-256 in base64url. */
 export function inputDigest(canonicalText: string): string {
-  if (canonicalText === "{}") return EMPTY_OBJECT;
-  if (canonicalText.length <= LITERAL_DIGEST_CHARS) return canonicalText;
+  if (canonicalText.length <= 64) return canonicalText === "{}" ? "{}" : canonicalText;
   return `#${createHash("sha256").update(canonicalText).digest("base64url")}`;
 }
 
 /**
- * JSON with object keys sorted at every level, so that equal inputs have one
- * text whatever their key order; its UTF-8 length is the input's size. Joined,
- * not concatenated, so the text is flat (no rope of pieces kept alive by a
- * digest). Inputs come from a decoded frame (depth-capped, no cycles).
+ * JSON with object keys sorted at every level, so that equal inputs have one text whatever their
+ * key order; its UTF-8 length is the input's size. Joined, not concatenated, so the text is flat (no
+ * rope kept alive by a digest). Inputs come from a decoded frame (depth-capped, no cycles).
  */
 export function canonicalJson(value: unknown): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";

@@ -1,11 +1,16 @@
 /**
- * The one outcome of a tool call, and what the runtime receives for it.
- * `responseForOutcome` is the only place that turns an outcome into wire text.
- * Failures the model must not mistake for results name the tool and start
- * with `Error:` (the runtime's OpenAI-compatible conversion drops `is_error`).
+ * The one outcome of a tool call, and what the runtime receives for it. `responseForOutcome` is the
+ * only place that turns an outcome into wire text. Failures the model must not mistake for results
+ * name the tool and start with `Error:` (the runtime's OpenAI-compatible conversion drops `is_error`).
  */
-import type { ExecutionOutcome, PreflightOutcome } from "../tools/index.js";
+import type { ExecutionOutcome, InputIssue } from "../tools/index.js";
 import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
+
+/** A call refused before its callback ran: no such tool, an input over `maxInputBytes`, or one its schema refused. */
+export type PreflightOutcome =
+  | { kind: "unknown-tool"; toolName: string; available: string[] }
+  | { kind: "input-too-large"; bytes: number; limit: number }
+  | { kind: "invalid-input"; issues: InputIssue[] };
 
 /** The tool ran past its `timeoutMs`; its effects are unknown. */
 export interface TimeoutOutcome {
@@ -34,21 +39,14 @@ export interface BusyOutcome {
 /** How one tool call ended. Exactly one per call. */
 export type CallOutcome = ExecutionOutcome | PreflightOutcome | TimeoutOutcome | CancelledOutcome | DisconnectedOutcome | BusyOutcome;
 
-/** Every `kind` of {@link CallOutcome}. */
-export type CallOutcomeKind = CallOutcome["kind"];
-
-export interface ResponseForOutcomeOptions {
-  /** The tool's name as the runtime asked for it. */
-  toolName: string;
-  /** The tool promised no side effects (read-only or idempotent): a timeout is safe to retry. Default `false`. */
-  safeToRetry?: boolean;
-}
-
 /** At most this many input issues are listed; the rest are counted. */
 export const MAX_LISTED_INPUT_ISSUES = 20;
 
-/** What the runtime receives for `outcome` (the body of `external_tool_call_response`). */
-export function responseForOutcome(outcome: CallOutcome, options: ResponseForOutcomeOptions): ToolCallResponseBody {
+/**
+ * What the runtime receives for `outcome` (the body of `external_tool_call_response`) from the tool
+ * `toolName`; `safeToRetry` (default `false`): the tool promised no side effects, a timeout says so.
+ */
+export function responseForOutcome(outcome: CallOutcome, options: { toolName: string; safeToRetry?: boolean }): ToolCallResponseBody {
   const { toolName } = options;
   switch (outcome.kind) {
     case "ok":
@@ -83,10 +81,7 @@ export function responseForOutcome(outcome: CallOutcome, options: ResponseForOut
   }
 }
 
-/**
- * The answer to a request for a call whose outcome was forgotten (evicted):
- * the call ran, but what it did is no longer known. Never a second execution.
- */
+/** The answer for a call whose outcome was forgotten (evicted): it ran, what it did is no longer known. Never a second run. */
 export function expiredResponse(toolCallId: string): ToolCallResponseBody {
   return { error: `Result expired; outcome unknown: the call ${toolCallId} already ran. Inspect state before retrying.` };
 }
@@ -99,7 +94,7 @@ function errorResult(message: string): ToolCallResponseBody {
   return { result: { content: text(message), is_error: true } };
 }
 
-function invalidInputText(toolName: string, issues: readonly { path: string; message: string }[]): string {
+function invalidInputText(toolName: string, issues: readonly InputIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED_INPUT_ISSUES).map((issue) => `- ${issue.path || "(root)"}: ${issue.message}`);
   if (listed.length === 0) listed.push("- (root): the input does not match the tool's schema");
   if (issues.length > MAX_LISTED_INPUT_ISSUES) listed.push(`- and ${issues.length - MAX_LISTED_INPUT_ISSUES} more`);

@@ -24,13 +24,11 @@ import type { CallOutcome } from "./call-outcome.js";
 export type CallState = "running" | "settled" | "forgotten" | "gone";
 export type DeliveryState = "waiting" | "held" | "sent" | "dropped";
 
-/** One request id of a call. */
+/** One request id of a call: `epoch` is the one it arrived on, once `sent` the one it was written on, at `sentAt` (table time). */
 export interface Delivery {
   readonly requestId: string;
   state: DeliveryState;
-  /** The epoch it arrived on; once `sent`, the epoch it was written on. */
   epoch: number;
-  /** When it was last written (table time), for the re-send after a reconnect. */
   sentAt: number;
 }
 
@@ -44,42 +42,39 @@ export class CallRecord {
   settledAt = 0;
   /** Request ids of this call, oldest first. */
   readonly deliveries: Delivery[];
-  /** The record of the same tool call id with another input (a reused id), newest first. */
+  /** The record before it under the same tool call id (another scope or input). */
   older: CallRecord | undefined;
-  /** The callback's signal, created only when the tool reads it. */
-  controller: AbortController | undefined;
-  /** The abort reason, when the call was aborted before the tool read its signal. */
-  abortReason: unknown;
-
-  readonly key: CallKey;
-  readonly toolName: string;
   /** Undefined for an unknown tool; released at settlement. */
   tool: ClientTool | undefined;
-  readonly startedAt: number;
-  readonly timeoutMs: number;
+  /** The callback's signal, made when the tool first reads it; until then an abort reason waits in `#abortReason`. */
+  #controller: AbortController | undefined;
+  #abortReason: unknown;
 
-  constructor(key: CallKey, toolName: string, tool: ClientTool | undefined, startedAt: number, timeoutMs: number, first: Delivery) {
-    this.key = key;
-    this.toolName = toolName;
+  constructor(
+    readonly key: CallKey,
+    readonly toolName: string,
+    tool: ClientTool | undefined,
+    readonly startedAt: number,
+    readonly timeoutMs: number,
+    first: Delivery,
+  ) {
     this.tool = tool;
-    this.startedAt = startedAt;
-    this.timeoutMs = timeoutMs;
     this.deliveries = [first];
   }
 
-  /** The callback's signal (created on first use; already aborted if the call was). */
+  /** The callback's signal (already aborted if the call was). */
   get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
     }
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   /** Abort the callback's signal with `reason` (now, or when the tool first reads it). */
   abort(reason: unknown): void {
-    if (this.controller === undefined) this.abortReason = reason;
-    else this.controller.abort(reason);
+    if (this.#controller === undefined) this.#abortReason = reason;
+    else this.#controller.abort(reason);
   }
 
   delivery(requestId: string): Delivery | undefined {
@@ -88,9 +83,8 @@ export class CallRecord {
 }
 
 /**
- * What a tool's `execute` gets beside its input. The ids and `progress` are own properties; `signal`
- * is a getter on the prototype, so the AbortController is created only when the tool reads it —
- * `({ signal }) =>` and `context.signal` work, a spread (`{ ...context }`) copies no signal.
+ * What a tool's `execute` gets beside its input. `signal` is a getter on the prototype, so the
+ * AbortController is made only when the tool reads it (`({ signal }) =>` works; a spread copies none).
  */
 export class CallContext implements ToolCallContext {
   readonly toolCallId: string;
@@ -109,5 +103,32 @@ export class CallContext implements ToolCallContext {
 
   get signal(): AbortSignal {
     return this.#record.signal;
+  }
+}
+
+/** Records in the order they entered `state`; those that left it are skipped (amortized O(1)). */
+export class RecordQueue {
+  #items: CallRecord[] = [];
+  #head = 0;
+
+  constructor(readonly state: CallState) {}
+
+  push(record: CallRecord): void {
+    this.#items.push(record);
+  }
+
+  /** The oldest record still in the state. */
+  peek(): CallRecord | undefined {
+    while (this.#head < this.#items.length && this.#items[this.#head]!.state !== this.state) this.#head++;
+    if (this.#head > 1_024 && this.#head * 2 > this.#items.length) {
+      this.#items.splice(0, this.#head);
+      this.#head = 0;
+    }
+    return this.#items[this.#head];
+  }
+
+  /** Every record still in the state, oldest first (a snapshot). */
+  live(): CallRecord[] {
+    return this.#items.slice(this.#head).filter((record) => record.state === this.state);
   }
 }

@@ -1,30 +1,25 @@
 /**
- * Where call records live and how they age: one map of records — by scope, then
- * by tool call id, a chain per tool call id with one record per distinct input —
- * an index by request id, and the bounds of the settled cache and of forgotten
- * calls (count, size, age — checked lazily: the store owns no timer). Part of
- * the call table.
+ * Where call records live and how they age: a map by tool call id (a chain of records, newest
+ * first, one per scope and input), an index by request id, and the bounds of the settled cache and
+ * of forgotten calls (count, size, age — checked lazily: the store owns no timer).
  */
-import type { ToolCallResponseBody } from "../wire/index.js";
-import { callScopeId, type CallKey } from "./call-key.js";
+import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
+import { RecordQueue, type CallRecord, type Delivery, type DeliveryState } from "./call-record.js";
 import type { CallLimits } from "./call-table-options.js";
-import type { CallRecord, Delivery, DeliveryState } from "./call-record.js";
 
 /** Request ids remembered per call; past it the oldest is forgotten (a hostile peer cannot grow one call). */
 export const MAX_REQUEST_IDS_PER_CALL = 64;
-/** Records kept per tool call id (one per distinct input); past it the oldest settled ones are let go. */
+/** Records kept per tool call id (one per scope and input); past it the oldest settled ones are let go. */
 export const MAX_INPUTS_PER_TOOL_CALL_ID = 8;
 
 export class CallStore {
+  cachedCount = 0;
+  forgottenCount = 0;
   #limits: CallLimits;
-  /** scope id → tool call id → the newest record (older inputs follow `older`). */
-  #scopes = new Map<string, Map<string, CallRecord>>();
-  #lastScope: { key: CallKey; slots: Map<string, CallRecord> } | undefined;
+  #byToolCallId = new Map<string, CallRecord>();
   #byRequestId = new Map<string, CallRecord>();
   #settled = new RecordQueue("settled");
   #forgotten = new RecordQueue("forgotten");
-  cachedCount = 0;
-  forgottenCount = 0;
   #cachedChars = 0;
   #heldChars = 0;
 
@@ -32,25 +27,9 @@ export class CallStore {
     this.#limits = limits;
   }
 
-  /** The records of a key's scope, by tool call id (the scope of the last request is kept at hand). */
-  slotsOf(key: CallKey): Map<string, CallRecord> {
-    const last = this.#lastScope;
-    if (
-      last !== undefined &&
-      last.key.connectionId === key.connectionId &&
-      last.key.agentId === key.agentId &&
-      last.key.conversationId === key.conversationId
-    ) {
-      return last.slots;
-    }
-    const scope = callScopeId(key);
-    let slots = this.#scopes.get(scope);
-    if (slots === undefined) {
-      slots = new Map();
-      this.#scopes.set(scope, slots);
-    }
-    this.#lastScope = { key, slots };
-    return slots;
+  /** The newest record under a tool call id (the others follow `older`). */
+  newest(toolCallId: string): CallRecord | undefined {
+    return this.#byToolCallId.get(toolCallId);
   }
 
   /** The record a request id stands for. */
@@ -58,10 +37,10 @@ export class CallStore {
     return this.#byRequestId.get(requestId);
   }
 
-  /** A new record becomes its slot's head; the slot keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
-  add(record: CallRecord, slots: Map<string, CallRecord>): void {
-    record.older = slots.get(record.key.toolCallId);
-    slots.set(record.key.toolCallId, record);
+  /** A new record heads its tool call id's chain, which keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
+  add(record: CallRecord): void {
+    record.older = this.#byToolCallId.get(record.key.toolCallId);
+    this.#byToolCallId.set(record.key.toolCallId, record);
     this.#byRequestId.set(record.deliveries[0]!.requestId, record);
     let kept = record;
     for (let count = 1; kept.older !== undefined; count++, kept = kept.older) {
@@ -81,22 +60,18 @@ export class CallStore {
     if (this.#byRequestId.get(oldest.requestId) === record) this.#byRequestId.delete(oldest.requestId);
   }
 
-  /** A call settled: its response joins the cache. */
+  /** A call settled with `response` (or a held one is replaced by a shorter one): the counts follow. */
   cache(record: CallRecord, response: ToolCallResponseBody): void {
-    record.response = response;
-    record.responseChars = responseChars(response);
-    this.#cachedChars += record.responseChars;
-    this.cachedCount++;
-    this.#settled.push(record);
-  }
-
-  /** Replace a settled call's response (counts kept right). */
-  replaceResponse(record: CallRecord, response: ToolCallResponseBody): void {
     const holding = isHolding(record);
-    this.#cachedChars -= record.responseChars;
-    if (holding) this.#heldChars -= record.responseChars;
+    if (record.response === undefined) {
+      this.cachedCount++;
+      this.#settled.push(record);
+    } else {
+      this.#cachedChars -= record.responseChars;
+      if (holding) this.#heldChars -= record.responseChars;
+    }
     record.response = response;
-    record.responseChars = responseChars(response);
+    record.responseChars = "error" in response ? response.error.length : contentChars(response.result.content);
     this.#cachedChars += record.responseChars;
     if (holding) this.#heldChars += record.responseChars;
   }
@@ -134,24 +109,15 @@ export class CallStore {
     }
     for (let record = this.#forgotten.peek(); record !== undefined; record = this.#forgotten.peek()) {
       if (this.forgottenCount <= limits.maxForgottenCalls && now - record.settledAt < limits.forgottenAgeMs) break;
-      this.#remove(record);
+      record.state = "gone";
+      this.forgottenCount--;
+      this.#unindex(record);
+      const { toolCallId } = record.key;
+      const newest = this.#byToolCallId.get(toolCallId);
+      if (newest === record && record.older === undefined) this.#byToolCallId.delete(toolCallId);
+      else if (newest === record) this.#byToolCallId.set(toolCallId, record.older!);
+      else for (let newer = newest; newer !== undefined; newer = newer.older) if (newer.older === record) newer.older = record.older;
     }
-  }
-
-  /** forgotten → gone: out of its slot chain and the request-id index. */
-  #remove(record: CallRecord): void {
-    record.state = "gone";
-    this.forgottenCount--;
-    this.#unindex(record);
-    const { key } = record;
-    const slots = this.slotsOf(key);
-    const head = slots.get(key.toolCallId);
-    if (head === record) {
-      if (record.older === undefined) slots.delete(key.toolCallId);
-      else slots.set(key.toolCallId, record.older);
-      return;
-    }
-    for (let newer = head; newer !== undefined; newer = newer.older) if (newer.older === record) newer.older = record.older;
   }
 
   #unindex(record: CallRecord): void {
@@ -160,41 +126,11 @@ export class CallStore {
 }
 
 export function isHolding(record: CallRecord): boolean {
-  for (const delivery of record.deliveries) if (delivery.state === "held") return true;
-  return false;
+  return record.deliveries.some((delivery) => delivery.state === "held");
 }
 
-/** The size measure of a response: its text and image data characters. */
-function responseChars(response: ToolCallResponseBody): number {
-  if ("error" in response) return response.error.length;
+function contentChars(content: readonly WireContentBlock[]): number {
   let chars = 0;
-  for (const block of response.result.content) chars += block.type === "text" ? block.text.length : block.data.length;
+  for (const block of content) chars += block.type === "text" ? block.text.length : block.data.length;
   return chars;
-}
-
-/** Records in the order they entered one state; entries that left it are skipped (amortized O(1)). */
-class RecordQueue {
-  #items: CallRecord[] = [];
-  #head = 0;
-
-  constructor(readonly state: CallRecord["state"]) {}
-
-  push(record: CallRecord): void {
-    this.#items.push(record);
-  }
-
-  /** The oldest record still in this state. */
-  peek(): CallRecord | undefined {
-    while (this.#head < this.#items.length && this.#items[this.#head]!.state !== this.state) this.#head++;
-    if (this.#head > 1_024 && this.#head * 2 > this.#items.length) {
-      this.#items.splice(0, this.#head);
-      this.#head = 0;
-    }
-    return this.#items[this.#head];
-  }
-
-  /** Every record still in this state, oldest first (a snapshot). */
-  live(): CallRecord[] {
-    return this.#items.slice(this.#head).filter((record) => record.state === this.state);
-  }
 }

@@ -1,6 +1,4 @@
-/**
- * The bounds, options and requests of a {@link CallTable} (call-table.ts).
- */
+/** The bounds, options, requests and dispositions of a {@link CallTable} (call-table.ts). */
 import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import type { ClientTool } from "../tools/index.js";
@@ -63,22 +61,20 @@ export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   maxToolNameChars: 256,
 });
 
-/** The longest delay a timer takes (2^31 − 1 ms). */
-export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
 const ZERO_ALLOWED = new Set<keyof CallLimits>(["reconnectGraceMs", "resendWindowMs", "maxForgottenCalls"]);
 
-/** `limits` over the defaults, each checked: an integer ≥ 1 (≥ 0 where 0 disables), else `INVALID_OPTIONS` naming it. */
+/** `limits` over the defaults, each checked: an integer ≥ 1 (≥ 0 where 0 disables; ms at most 2^31 − 1), else `INVALID_OPTIONS`. */
 export function resolveCallLimits(limits: Partial<CallLimits> = {}): CallLimits {
   const resolved = { ...DEFAULT_CALL_LIMITS };
   for (const [name, value] of Object.entries(limits) as Array<[keyof CallLimits, unknown]>) {
     if (value === undefined) continue;
     if (!(name in DEFAULT_CALL_LIMITS)) throw new ToolrelayError("INVALID_OPTIONS", `unknown call limit "${name}"`);
     const least = ZERO_ALLOWED.has(name) ? 0 : 1;
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least || (name.endsWith("Ms") && value > MAX_TIMER_DELAY_MS)) {
-      throw new ToolrelayError(
-        "INVALID_OPTIONS",
-        `${name} must be an integer from ${least}${name.endsWith("Ms") ? ` to ${MAX_TIMER_DELAY_MS}` : ""}, got ${String(value)}`,
-      );
+    const most = name.endsWith("Ms") ? MAX_TIMER_DELAY_MS : Number.MAX_SAFE_INTEGER;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least || value > most) {
+      const range = most === MAX_TIMER_DELAY_MS ? ` to ${MAX_TIMER_DELAY_MS}` : "";
+      throw new ToolrelayError("INVALID_OPTIONS", `${name} must be an integer from ${least}${range}, got ${String(value)}`);
     }
     resolved[name] = value;
   }
@@ -86,14 +82,13 @@ export function resolveCallLimits(limits: Partial<CallLimits> = {}): CallLimits 
 }
 
 /**
- * The table's one way out. `response`: write `detail` (the body) for `requestId` now and return the
- * epoch it went out on, or `undefined` when it was not written (it is held). The other kinds only
- * report: `start` (the callback starts), `end` (the call settled), `late` (`detail`: the outcome the
- * callback produced after its call had settled), `progress` (`detail`: the tool's message).
+ * The table's one way out. `response`: write `detail` (the body) for `requestId` and return the
+ * epoch it went out on, or `undefined` when it was not written (it is held). The rest only report:
+ * `start`, `end` (settled), `late` (`detail`: an outcome after settlement), `progress` (`detail`: the message).
+ * `record` is `undefined` only for a `response` that answers no call (after close).
  */
 export type CallTableOutput = (
   kind: "response" | "start" | "end" | "late" | "progress",
-  /** The call; `undefined` only for a `response` that answers no call (after close). */
   record: CallRecord | undefined,
   requestId: string,
   detail?: unknown,
@@ -107,18 +102,15 @@ export interface CallTableOptions {
   timers?: Timers;
 }
 
-/** One `external_tool_call_request`, as the table sees it. */
+/** One `external_tool_call_request` as the table sees it: `requestId` the response echoes, at most one run per `key`. */
 export interface CallRequest {
-  /** Delivery identity: the response echoes it. */
   requestId: string;
   /** The connection epoch it arrived on. */
   epoch: number;
-  /** Execution identity: at most one run per key. */
   key: CallKey;
   toolName: string;
-  /** The session's tool of that name, if any. */
+  /** The session's tool of that name, if any, and all its tool names (for the unknown-tool answer). */
   tool: ClientTool | undefined;
-  /** The session's tool names (for the unknown-tool answer). */
   toolNames: () => string[];
   /** The arguments as received, and their size in UTF-8 bytes of canonical JSON. */
   input: unknown;
@@ -126,12 +118,11 @@ export interface CallRequest {
 }
 
 /**
- * What `request` did (each one in docs/settlement.md): a new call `started` (or `reused`: its tool call
- * id was seen with another input); `joined` the same running call; `replayed` its cached answer;
- * `resent` the answer again for a request id re-offered on a newer epoch; `expired` (ran, outcome
- * forgotten: "outcome unknown"); `duplicate` (this request id has its answer on this epoch: nothing
- * written); `conflict` (the request id stands for another call: an error, nothing run); `busy` (over
- * `maxConcurrentCalls`: answered, not run); `closed` (the table is closed: answered cancelled).
+ * What `request` did (each in docs/settlement.md): a new call `started` (`reused`: its tool call id
+ * was seen with another input); `joined` the running call; `replayed` its cached answer; `resent`
+ * it for a request id re-offered on a newer epoch; `expired` (ran, outcome forgotten); `duplicate`
+ * (answered on this epoch: nothing written); `conflict` (the request id stands for another call: an
+ * error, nothing run); `busy` (over `maxConcurrentCalls`: answered, not run); `closed` (answered cancelled).
  */
 export type RequestDisposition =
   | "started"

@@ -8,9 +8,10 @@
  * that does not go out is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, preflightToolCall, type ClientTool, type InputValidation } from "../tools/index.js";
+import { executeTool, type ClientTool, type InputValidation } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
+import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
@@ -19,16 +20,17 @@ import {
   type CallLimits,
   type CallRequest,
   type CallTableOptions,
+  type CallTableOutput,
   type RequestDisposition,
 } from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
 
 export class CallTable {
   readonly limits: Readonly<CallLimits>;
-  #output: CallTableOptions["output"];
+  #output: CallTableOutput;
   #timers: Timers;
   #store: CallStore;
-  #deadlines: DeadlineQueue<CallRecord>;
+  #deadlines: DeadlineQueue;
   #lostAt: number | undefined;
   #graceTimer: TimerHandle | undefined;
   #closeReason: string | undefined;
@@ -41,11 +43,9 @@ export class CallTable {
     this.#timers = options.timers ?? systemTimers;
     this.#origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
-    this.#deadlines = new DeadlineQueue<CallRecord>(
+    this.#deadlines = new DeadlineQueue(
       this.#timers,
       () => this.#now(),
-      (record) => record.startedAt + record.timeoutMs,
-      (record) => record.state === "running",
       (record) => this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
     );
   }
@@ -55,33 +55,24 @@ export class CallTable {
     return this.#deadlines.size;
   }
 
-  /** Settled calls whose response is kept for replay. */
-  get cachedCount(): number {
-    return this.#store.cachedCount;
-  }
-
-  /** Forgotten calls still remembered by their request ids. */
-  get forgottenCount(): number {
-    return this.#store.forgottenCount;
-  }
-
-  /** Responses waiting for the link. */
-  get heldCount(): number {
-    return this.#store.settledRecords().reduce((held, record) => held + record.deliveries.filter((d) => d.state === "held").length, 0);
-  }
-
-  /** Timers armed by the table (deadline lanes and the grace window). */
-  get timerCount(): number {
-    return this.#deadlines.timerCount + (this.#graceTimer === undefined ? 0 : 1);
+  /** What the table holds now: running calls, cached and forgotten ones, answers held for the link, timers armed. */
+  counts(): { running: number; cached: number; forgotten: number; held: number; timers: number } {
+    const settled = this.#store.settledRecords();
+    return {
+      running: this.#deadlines.size,
+      cached: this.#store.cachedCount,
+      forgotten: this.#store.forgottenCount,
+      held: settled.reduce((held, record) => held + record.deliveries.filter((delivery) => delivery.state === "held").length, 0),
+      timers: this.#deadlines.timerCount + (this.#graceTimer === undefined ? 0 : 1),
+    };
   }
 
   /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
     this.#store.evict(this.#now());
-    const slots = this.#store.slotsOf(request.key);
-    const head = slots.get(request.key.toolCallId);
-    let record = head;
-    while (record !== undefined && record.key.inputDigest !== request.key.inputDigest) record = record.older;
+    let record = this.#store.newest(request.key.toolCallId);
+    let reused = false;
+    for (; record !== undefined && !sameCall(record.key, request.key); record = record.older) reused ||= sameScope(record.key, request.key);
     const owner = this.#store.ownerOf(request.requestId);
     if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
     if (record !== undefined) return this.#again(record, request);
@@ -92,22 +83,22 @@ export class CallTable {
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     record = new CallRecord(request.key, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
-    this.#store.add(record, slots);
+    this.#store.add(record);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
-    this.#deadlines.add(record, timeoutMs);
+    this.#deadlines.add(record);
     if (busy) {
       this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
       return "busy";
     }
     this.#run(record, request);
-    return head === undefined ? "started" : "reused";
+    return reused ? "reused" : "started";
   }
 
   /** Settle every running call as `cancelled` now (the turn was aborted). Returns how many. */
   cancel(reason: string): number {
-    const running = this.#deadlines.live();
-    for (const record of running) this.#settle(record, { kind: "cancelled", reason }, ToolCallAbortError.cancelled(reason));
-    return running.length;
+    const running = this.#deadlines.size;
+    this.#settleAll({ kind: "cancelled", reason });
+    return running;
   }
 
   /** The link of an epoch is lost: running calls keep running for the grace window. */
@@ -191,26 +182,19 @@ export class CallTable {
     return "conflict";
   }
 
-  /** Preflight, then the tool's own input validation; `#execute` next. */
+  /** Preflight (a known tool, an input within `maxInputBytes`), then the tool's own input validation; `#execute` next. */
   #run(record: CallRecord, request: CallRequest): void {
-    const { tool } = request;
-    const refused = preflightToolCall(tool, request, this.limits.maxInputBytes);
-    if (refused !== undefined || tool === undefined) {
-      this.#settle(record, refused!);
-      return;
-    }
+    const { tool, inputBytes } = request;
+    const limit = this.limits.maxInputBytes;
+    if (tool === undefined)
+      return void this.#settle(record, { kind: "unknown-tool", toolName: request.toolName, available: request.toolNames() });
+    if (inputBytes > limit) return void this.#settle(record, { kind: "input-too-large", bytes: inputBytes, limit });
     const validation: InputValidation | Promise<InputValidation> = tool.validateInput(request.input);
-    if (!(validation instanceof Promise)) {
-      this.#execute(record, tool, validation);
-      return;
-    }
-    const failed = (error: unknown): InputValidation => ({
-      ok: false,
-      issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }],
-    });
+    if (!(validation instanceof Promise)) return void this.#execute(record, tool, validation);
+    const failed = (error: unknown) => [{ path: "(root)", message: `the input schema failed: ${String(error)}` }];
     validation.then(
       (checked) => this.#execute(record, tool, checked),
-      (error: unknown) => this.#execute(record, tool, failed(error)),
+      (error: unknown) => this.#execute(record, tool, { ok: false, issues: failed(error) }),
     );
   }
 
@@ -264,22 +248,23 @@ export class CallTable {
     if (this.#closeReason !== undefined || record.state !== "settled") return void this.#store.mark(record, delivery, "dropped");
     if (this.#store.mark(record, delivery, "held") <= this.limits.maxHeldChars) return;
     const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
-    this.#store.replaceResponse(record, { error: kept });
+    this.#store.cache(record, { error: kept });
   }
 
   #write(record: CallRecord | undefined, requestId: string, response: ToolCallResponseBody): number | undefined {
-    try {
-      return this.#output("response", record, requestId, response);
-    } catch {
-      return undefined;
-    }
+    return this.#emit("response", record, requestId, response);
   }
 
   #report(kind: "start" | "end" | "late" | "progress", record: CallRecord, detail?: unknown): void {
+    this.#emit(kind, record, record.deliveries[0]!.requestId, detail);
+  }
+
+  /** The output; one that throws changes nothing (the table's state is already consistent; a response counts as not written). */
+  #emit(...args: Parameters<CallTableOutput>): number | undefined {
     try {
-      this.#output(kind, record, record.deliveries[0]!.requestId, detail);
+      return this.#output(...args);
     } catch {
-      // A report that throws changes nothing: the table's state is already consistent.
+      return undefined;
     }
   }
 

@@ -1,10 +1,7 @@
 /**
- * Run one tool callback and turn whatever happens into an outcome. A tool that
- * throws is a result for the model, not an exception for the session. The
- * failure text names the tool and starts with `Error:` so that no model can
- * mistake it for a result (the runtime's OpenAI-compatible conversion drops
- * `is_error`). Deadlines and cancellation belong to calls/, which owns the
- * signal in `context`.
+ * Run one tool callback and turn whatever happens into an outcome: a tool that throws is a result
+ * for the model, not an exception for the session. Deadlines and cancellation belong to calls/,
+ * which owns the signal in `context`.
  */
 import type { WireContentBlock } from "../wire/index.js";
 import { clampToolText } from "./clamp-tool-text.js";
@@ -17,14 +14,12 @@ export type ExecutionOutcome =
   | { kind: "tool-error"; message: string; content: WireContentBlock[] };
 
 /**
- * Call `tool.execute(input, context)` and hand its outcome to `done` exactly
- * once: at once for a synchronous result or throw, after one promise reaction
- * for an asynchronous one. Never throws (as long as `done` does not).
- *
- * - a returned value → `ok` with its content (see `normalizeToolResult`);
- * - a returned `{ content, isError: true }` or `Error`, or a value that cannot be
- *   sent → `tool-error`, its first text marked `Error: tool <name> reported an error:`;
- * - a throw or rejection (of any value) → `tool-error` with `Error: tool <name> failed: <message>`.
+ * Call `tool.execute(input, context)` and hand its outcome to `done` exactly once (at once for a
+ * synchronous result or throw, after one promise reaction otherwise). Never throws (unless `done`
+ * does). A value → `ok` (see `normalizeToolResult`); `{ content, isError: true }`, an `Error` or a
+ * value that cannot be sent → `tool-error`, marked `Error: tool <name> reported an error:`; a throw
+ * or rejection → `tool-error` with `Error: tool <name> failed: <message>`. The marker keeps a model
+ * from mistaking a failure for a result (the runtime's OpenAI-compatible conversion drops `is_error`).
  */
 export function executeTool(
   tool: ClientTool,

@@ -1,6 +1,6 @@
 /**
  * tools/: defining client tools (zod, Standard Schema or JSON Schema input),
- * the registry, tool sources, preflight and execution of one call. No
+ * the registry, tool sources and the execution of one call. No
  * sockets; imports only wire/, errors, zod, ajv and Standard Schema types.
  */
 export {
@@ -42,7 +42,6 @@ export {
 export { clampToolText, DEFAULT_MAX_RESULT_CHARS, formatCount } from "./clamp-tool-text.js";
 export { validateToolInput } from "./validate-tool-input.js";
 export { findProtoKey, type InputIssue, type InputValidation } from "./input-issues.js";
-export { DEFAULT_MAX_INPUT_BYTES, preflightToolCall, type PreflightOutcome, type PreflightRequest } from "./prepare-tool-call.js";
 export { executeTool, type ExecutionOutcome } from "./execute-tool.js";
 export { defineToolSource, isToolSource, type OpenToolSource, type ToolSource } from "./tool-source.js";
 export { fromAiSdkTools, type AiSdkToolLike, type FromAiSdkToolsOptions } from "./ai-sdk-tools.js";

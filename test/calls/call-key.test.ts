@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callScopeId, canonicalJson, inputDigest, type CallKey } from "../../src/calls/index.js";
+import { canonicalJson, inputDigest, sameCall, type CallKey } from "../../src/calls/index.js";
 
 const key = (connectionId: string, agentId: string, conversationId: string, toolCallId: string): CallKey => ({
   connectionId,
@@ -10,37 +10,33 @@ const key = (connectionId: string, agentId: string, conversationId: string, tool
   inputDigest: "{}",
 });
 
-const scope = (connectionId: string, agentId: string, conversationId: string): CallKey => key(connectionId, agentId, conversationId, "t");
-
-describe("callScopeId", () => {
-  it("is a JSON array of the three scope ids in fixed order", () => {
-    expect(callScopeId(scope("c", "a", "v"))).toBe('["c","a","v"]');
-  });
-
-  it("ignores property order, the tool call id and extra properties", () => {
-    const reordered = { inputDigest: "x", toolCallId: "other", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
-    expect(callScopeId(reordered)).toBe(callScopeId(scope("c", "a", "v")));
+describe("sameCall", () => {
+  it("is true only when every id and the input digest are equal (property)", () => {
+    const ids = fc.tuple(fc.string(), fc.string(), fc.string(), fc.string());
+    fc.assert(
+      fc.property(ids, ids, fc.boolean(), (left, right, sameInput) => {
+        const leftKey = { ...key(...left), inputDigest: "{}" };
+        const rightKey = { ...key(...right), inputDigest: sameInput ? "{}" : '{"a":1}' };
+        const same = sameInput && left.every((value, index) => value === right[index]);
+        return sameCall(leftKey, rightKey) === same && sameCall(leftKey, { ...leftKey }) === true;
+      }),
+      { numRuns: 1_000 },
+    );
   });
 
   it("keeps ids with separators apart (no concatenation ambiguity)", () => {
     const pairs: Array<[CallKey, CallKey]> = [
-      [scope("a:b", "c", "d"), scope("a", "b:c", "d")],
-      [scope('a","b', "c", "d"), scope("a", "b", "c")],
-      [scope("", "ab", "c"), scope("a", "b", "c")],
-      [scope("a\u0000", "b", "c"), scope("a", "\u0000b", "c")],
+      [key("a:b", "c", "d", "t"), key("a", "b:c", "d", "t")],
+      [key('a","b', "c", "d", "t"), key("a", "b", "c", "t")],
+      [key("", "ab", "c", "t"), key("a", "b", "c", "t")],
+      [key("a\u0000", "b", "c", "t"), key("a", "\u0000b", "c", "t")],
     ];
-    for (const [left, right] of pairs) expect(callScopeId(left)).not.toBe(callScopeId(right));
+    for (const [left, right] of pairs) expect(sameCall(left, right)).toBe(false);
   });
 
-  it("is injective over arbitrary strings (property)", () => {
-    const ids = fc.tuple(fc.string(), fc.string(), fc.string());
-    fc.assert(
-      fc.property(ids, ids, (left, right) => {
-        const same = left.every((value, index) => value === right[index]);
-        return (callScopeId(scope(...left)) === callScopeId(scope(...right))) === same;
-      }),
-      { numRuns: 1_000 },
-    );
+  it("ignores property order and extra properties", () => {
+    const reordered = { inputDigest: "{}", toolCallId: "t", conversationId: "v", agentId: "a", connectionId: "c", extra: "x" };
+    expect(sameCall(reordered, key("c", "a", "v", "t"))).toBe(true);
   });
 });
 

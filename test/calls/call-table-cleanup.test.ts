@@ -49,7 +49,7 @@ describe("CallTable cleanup (one place per call)", () => {
     h.table.close(); // t4
     expect(h.settled.map((entry) => entry.outcome.kind)).toEqual(["ok", "timeout", "cancelled", "disconnected", "cancelled"]);
     expect(h.table.runningCount).toBe(0);
-    expect(h.table.timerCount).toBe(0);
+    expect(h.table.counts().timers).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
 
@@ -84,7 +84,7 @@ describe("CallTable cleanup (one place per call)", () => {
       },
     });
     expect(table.request(callRequest("r1", "t1", { epoch: 1, tool: instantTool() }))).toBe("started");
-    expect(table.heldCount).toBe(1);
+    expect(table.counts().held).toBe(1);
     expect(calls).toBeGreaterThan(0);
     expect(table.runningCount).toBe(0);
   });
@@ -106,7 +106,7 @@ describe("CallTable close", () => {
     ).toBe(true);
     expect(h.frames).toHaveLength(0); // nothing could be written
     expect(vi.getTimerCount()).toBe(0);
-    expect(h.table.heldCount).toBe(0);
+    expect(h.table.counts().held).toBe(0);
   });
 
   it("still replays a call settled before close, and never answers a request id twice", () => {

@@ -147,24 +147,24 @@ describe("CallTable bounds", () => {
     expect(h.request("r2", "t1")).toBe("replayed");
     vi.advanceTimersByTime(1);
     expect(h.request("r3", "t1")).toBe("expired");
-    expect(h.table.cachedCount).toBe(0);
-    expect(h.table.forgottenCount).toBe(1);
+    expect(h.table.counts().cached).toBe(0);
+    expect(h.table.counts().forgotten).toBe(1);
   });
 
   it("the cache is bounded in characters as well as count", () => {
     const h = createHarness({ maxCachedChars: 25 }, instantTool("x", "y".repeat(10)));
     h.request("r1", "t1");
     h.request("r2", "t2");
-    expect(h.table.cachedCount).toBe(2);
+    expect(h.table.counts().cached).toBe(2);
     h.request("r3", "t3");
-    expect(h.table.cachedCount).toBe(2);
+    expect(h.table.counts().cached).toBe(2);
     expect(h.request("again", "t1")).toBe("expired");
   });
 
   it("past maxForgottenCalls (or forgottenAgeMs) a call is gone: a new request starts it again (the documented bound)", () => {
     const h = createHarness({ maxCachedCalls: 1, maxForgottenCalls: 1 }, instantTool());
     for (const id of ["t1", "t2", "t3"]) h.request(`r-${id}`, id);
-    expect(h.table.forgottenCount).toBe(1);
+    expect(h.table.counts().forgotten).toBe(1);
     expect(h.request("again", "t1")).toBe("started");
     const aged = createHarness({ maxCachedCalls: 1, forgottenAgeMs: 5_000 }, instantTool());
     aged.request("r1", "t1");
@@ -200,7 +200,7 @@ describe("CallTable bounds", () => {
     h.table.epochEnded();
     big.resolve("z".repeat(10));
     await flushMicrotasks();
-    expect(h.table.heldCount).toBe(2);
+    expect(h.table.counts().held).toBe(2);
     h.link.up = true;
     h.link.epoch = 2;
     h.table.epochStarted(2, true);
@@ -232,7 +232,7 @@ describe("CallTable epochs", () => {
     h.table.epochEnded();
     slow.resolve("x");
     await flushMicrotasks();
-    expect(h.table.heldCount).toBe(2);
+    expect(h.table.counts().held).toBe(2);
     h.link = Object.assign(h.link, { up: true, epoch: 2 });
     h.table.epochStarted(2, true);
     expect(h.frames.map((frame) => [frame.requestId, frame.epoch])).toEqual([
@@ -249,11 +249,11 @@ describe("CallTable epochs", () => {
     const h = createHarness({}, instantTool());
     h.link.up = false;
     h.request("r1", "t1");
-    expect(h.table.heldCount).toBe(1);
+    expect(h.table.counts().held).toBe(1);
     h.link.up = true;
     expect(h.request("r1", "t1")).toBe("resent");
     expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1"]);
-    expect(h.table.heldCount).toBe(0);
+    expect(h.table.counts().held).toBe(0);
   });
 
   it("an answer written on an older epoch and re-offered on a newer one gets the cached answer again (one per epoch)", () => {
@@ -299,7 +299,7 @@ describe("CallTable epochs", () => {
     h.table.epochEnded();
     h.link.epoch = 2;
     h.table.epochStarted(2, false);
-    expect(h.table.heldCount).toBe(0);
+    expect(h.table.counts().held).toBe(0);
     expect(h.settled.map((entry) => [entry.requestIds[0], entry.outcome.kind])).toEqual([
       ["held", "ok"],
       ["running", "disconnected"],
@@ -351,7 +351,7 @@ describe("CallTable epochs", () => {
     h.link.up = false;
     h.request("r1", "t1");
     h.table.close();
-    expect(h.table.heldCount).toBe(0);
+    expect(h.table.counts().held).toBe(0);
     h.link.up = true;
     h.table.epochStarted(2, true);
     expect(h.frames).toHaveLength(0);

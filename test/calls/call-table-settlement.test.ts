@@ -29,7 +29,7 @@ describe("CallTable settlement", () => {
     expect(h.settled[0]!.record.settledAt - h.settled[0]!.record.startedAt).toBe(500);
     expect(h.table.runningCount).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
-    expect(h.table.cachedCount).toBe(1);
+    expect(h.table.counts().cached).toBe(1);
   });
 
   it("gives the callback its ids in the context", () => {
@@ -62,6 +62,14 @@ describe("CallTable settlement", () => {
     expect(slow.calls).toBe(0);
     expect(h.settled[0]?.outcome).toEqual({ kind: "input-too-large", bytes: 41, limit: 20 });
     expect(JSON.stringify(h.frames[0]?.response)).toContain("Error: the input for tool big is 41 bytes, over the limit of 20 bytes");
+  });
+
+  it("lets an input of exactly maxInputBytes through, and names an unknown tool before any size", () => {
+    const h = createHarness({ maxInputBytes: 41 }, instantTool("big", "ran"));
+    h.request("r1", "t1", { input: { text: "x".repeat(30) } });
+    expect(h.frames[0]?.response).toEqual(text("ran"));
+    h.request("r2", "t2", { tool: undefined, toolName: "ghost", input: { text: "x".repeat(300) } });
+    expect(h.settled[1]?.outcome).toEqual({ kind: "unknown-tool", toolName: "ghost", available: [] });
   });
 
   it("refuses invalid input with each failing path; the callback never runs", () => {

@@ -213,7 +213,8 @@ function checkInvariants(world: World): void {
   for (const [slot, frames] of world.frames) if (frames > 1) world.failures.push(`${frames} frames for ${slot}`);
   const running = [...world.runs.keys()].filter((key) => !world.settled.has(key)).length;
   if (world.table.runningCount !== running) world.failures.push(`table runs ${world.table.runningCount} calls, the model ${running}`);
-  if (running === 0 && world.table.timerCount !== 0) world.failures.push(`${world.table.timerCount} timers armed while nothing runs`);
+  if (running === 0 && world.table.counts().timers !== 0)
+    world.failures.push(`${world.table.counts().timers} timers armed while nothing runs`);
   if (world.failures.length > 0) throw new Error(world.failures.join("\n"));
 }
 

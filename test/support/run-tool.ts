@@ -1,9 +1,10 @@
 /**
- * Run one tool call the way the call table does — preflight, the tool's own
- * input validation, then the callback — without a session: for tests of tools.
+ * Run one tool call the way the call table does — known tool and input size,
+ * the tool's own input validation, then the callback — without a session: for
+ * tests of tools (the table's own preflight is tested through the table).
  */
 import type { CallOutcome } from "../../src/calls/index.js";
-import { executeTool, preflightToolCall, type ToolCallContext, type ToolRegistry } from "../../src/tools/index.js";
+import { executeTool, type ToolCallContext, type ToolRegistry } from "../../src/tools/index.js";
 
 export interface RunToolOptions {
   signal?: AbortSignal;
@@ -20,8 +21,9 @@ export async function runTool(
 ): Promise<CallOutcome> {
   const tool = registry.get(toolName);
   const inputBytes = Buffer.byteLength(JSON.stringify(input) ?? "");
-  const refused = preflightToolCall(tool, { toolName, inputBytes, toolNames: () => registry.names() }, options.maxInputBytes ?? 1_048_576);
-  if (refused !== undefined || tool === undefined) return refused!;
+  const limit = options.maxInputBytes ?? 1_048_576;
+  if (tool === undefined) return { kind: "unknown-tool", toolName, available: registry.names() };
+  if (inputBytes > limit) return { kind: "input-too-large", bytes: inputBytes, limit };
   const checked = await tool.validateInput(input);
   if (!checked.ok) return { kind: "invalid-input", issues: checked.issues };
   const context: ToolCallContext = {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, preflightToolCall, ToolRegistry } from "../../src/tools/index.js";
+import { defineTool, ToolRegistry } from "../../src/tools/index.js";
 import { runTool } from "../support/run-tool.js";
 
 function registryWith() {
@@ -19,37 +19,6 @@ function registryWith() {
   const ping = defineTool({ name: "ping", description: "Ping", inputSchema: z.object({}), execute: () => "pong" });
   return { registry: new ToolRegistry([order, ping]), execute };
 }
-
-const request = (toolName: string, inputBytes: number, names: string[] = ["place_order", "ping"]) => ({
-  toolName,
-  inputBytes,
-  toolNames: () => names,
-});
-
-describe("preflightToolCall", () => {
-  it("lets a known tool with an input within the limit through", () => {
-    const { registry } = registryWith();
-    expect(preflightToolCall(registry.get("ping"), request("ping", 2), 1_048_576)).toBeUndefined();
-  });
-
-  it("reports an unknown tool with the available names, before the size", () => {
-    expect(preflightToolCall(undefined, request("get_weather", 10_000_000), 1_000)).toEqual({
-      kind: "unknown-tool",
-      toolName: "get_weather",
-      available: ["place_order", "ping"],
-    });
-  });
-
-  it("refuses an input over the limit (at the limit passes)", () => {
-    const { registry } = registryWith();
-    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_577), 1_048_576)).toEqual({
-      kind: "input-too-large",
-      bytes: 1_048_577,
-      limit: 1_048_576,
-    });
-    expect(preflightToolCall(registry.get("ping"), request("ping", 1_048_576), 1_048_576)).toBeUndefined();
-  });
-});
 
 describe("validation by the tool's own schema (through the call path)", () => {
   it("hands the schema's parsed output (defaults filled in) to the callback", async () => {
