@@ -13,28 +13,13 @@ export type PreflightOutcome =
   | { kind: "invalid-input"; issues: InputIssue[] };
 
 /** The tool ran past its `timeoutMs`; its effects are unknown. */
-export interface TimeoutOutcome {
-  kind: "timeout";
-  timeoutMs: number;
-}
-
+export type TimeoutOutcome = { kind: "timeout"; timeoutMs: number };
 /** The turn was aborted or the session closed. */
-export interface CancelledOutcome {
-  kind: "cancelled";
-  reason: string;
-}
-
+export type CancelledOutcome = { kind: "cancelled"; reason: string };
 /** The link was lost and not back within the grace window, or the runtime forgot the call. */
-export interface DisconnectedOutcome {
-  kind: "disconnected";
-  graceMs: number;
-}
-
+export type DisconnectedOutcome = { kind: "disconnected"; graceMs: number };
 /** Refused unrun: the session already ran `maxConcurrentCalls` calls. */
-export interface BusyOutcome {
-  kind: "busy";
-  limit: number;
-}
+export type BusyOutcome = { kind: "busy"; limit: number };
 
 /** How one tool call ended. Exactly one per call. */
 export type CallOutcome = ExecutionOutcome | PreflightOutcome | TimeoutOutcome | CancelledOutcome | DisconnectedOutcome | BusyOutcome;

@@ -4,7 +4,7 @@
  * of forgotten calls (count, size, age — checked lazily: the store owns no timer).
  */
 import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
-import { RecordQueue, type CallRecord, type Delivery, type DeliveryState } from "./call-record.js";
+import { RecordQueue, type CallRecord, type Delivery } from "./call-record.js";
 import type { CallLimits } from "./call-table-options.js";
 
 /** Request ids remembered per call; past it the oldest is forgotten (a hostile peer cannot grow one call). */
@@ -21,7 +21,6 @@ export class CallStore {
   #settled = new RecordQueue("settled");
   #forgotten = new RecordQueue("forgotten");
   #cachedChars = 0;
-  #heldChars = 0;
 
   constructor(limits: CallLimits) {
     this.#limits = limits;
@@ -60,32 +59,24 @@ export class CallStore {
     if (this.#byRequestId.get(oldest.requestId) === record) this.#byRequestId.delete(oldest.requestId);
   }
 
-  /** A call settled with `response` (or a held one is replaced by a shorter one): the counts follow. */
+  /** A call settled with `response` (or a held one's is replaced by a shorter one). */
   cache(record: CallRecord, response: ToolCallResponseBody): void {
-    const holding = isHolding(record);
     if (record.response === undefined) {
       this.cachedCount++;
       this.#settled.push(record);
     } else {
       this.#cachedChars -= record.responseChars;
-      if (holding) this.#heldChars -= record.responseChars;
     }
     record.response = response;
     record.responseChars = "error" in response ? response.error.length : contentChars(response.result.content);
     this.#cachedChars += record.responseChars;
-    if (holding) this.#heldChars += record.responseChars;
   }
 
-  /** Move one delivery to `state` (and to `epoch` at `now` when written). Returns the characters now held. */
-  mark(record: CallRecord, delivery: Delivery, state: DeliveryState, epoch?: number, now?: number): number {
-    const heldBefore = isHolding(record);
-    delivery.state = state;
-    if (epoch !== undefined) {
-      delivery.epoch = epoch;
-      delivery.sentAt = now!;
-    }
-    if (heldBefore !== isHolding(record)) this.#heldChars += heldBefore ? -record.responseChars : record.responseChars;
-    return this.#heldChars;
+  /** Characters of the answers held for the link (counted when one is held: rare, and at most the cache). */
+  heldChars(): number {
+    let chars = 0;
+    for (const record of this.#settled.live()) if (isHolding(record)) chars += record.responseChars;
+    return chars;
   }
 
   /** Settled calls, oldest first (a snapshot). */

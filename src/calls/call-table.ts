@@ -128,7 +128,7 @@ export class CallTable {
     for (const record of [...this.#deadlines.live(), ...this.#store.settledRecords()]) {
       for (const delivery of record.deliveries) {
         if (delivery.epoch >= epoch) continue;
-        if (!runtimeKeptCalls && (delivery.state === "waiting" || delivery.state === "held")) this.#store.mark(record, delivery, "dropped");
+        if (!runtimeKeptCalls && (delivery.state === "waiting" || delivery.state === "held")) delivery.state = "dropped";
         if (runtimeKeptCalls && (delivery.state === "held" || (delivery.state === "sent" && delivery.sentAt >= resendAfter))) {
           this.#deliver(record, delivery);
         }
@@ -147,7 +147,7 @@ export class CallTable {
     this.#settleAll({ kind: "cancelled", reason });
     this.#deadlines.clear();
     for (const record of this.#store.settledRecords()) {
-      for (const delivery of record.deliveries) if (delivery.state === "held") this.#store.mark(record, delivery, "dropped");
+      for (const delivery of record.deliveries) if (delivery.state === "held") delivery.state = "dropped";
     }
   }
 
@@ -162,7 +162,8 @@ export class CallTable {
         this.#deliver(record, known);
         return "resent";
       }
-      this.#store.mark(record, known, "waiting", request.epoch, 0);
+      known.state = "waiting";
+      known.epoch = request.epoch;
       return "joined";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
@@ -178,7 +179,7 @@ export class CallTable {
     if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
     const error = `Refused: request ${request.requestId} already stands for tool call ${owner.key.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
     const epoch = this.#write(owner, request.requestId, { error });
-    if (epoch !== undefined) this.#store.mark(owner, delivery, "sent", epoch, this.#now());
+    if (epoch !== undefined) this.#sent(delivery, epoch);
     return "conflict";
   }
 
@@ -244,9 +245,9 @@ export class CallTable {
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
   #deliver(record: CallRecord, delivery: Delivery): void {
     const epoch = this.#write(record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
-    if (epoch !== undefined) return void this.#store.mark(record, delivery, "sent", epoch, this.#now());
-    if (this.#closeReason !== undefined || record.state !== "settled") return void this.#store.mark(record, delivery, "dropped");
-    if (this.#store.mark(record, delivery, "held") <= this.limits.maxHeldChars) return;
+    if (epoch !== undefined) return void this.#sent(delivery, epoch);
+    delivery.state = this.#closeReason === undefined && record.state === "settled" ? "held" : "dropped";
+    if (delivery.state === "dropped" || this.#store.heldChars() <= this.limits.maxHeldChars) return;
     const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
     this.#store.cache(record, { error: kept });
   }
@@ -266,6 +267,12 @@ export class CallTable {
     } catch {
       return undefined;
     }
+  }
+
+  #sent(delivery: Delivery, epoch: number): void {
+    delivery.state = "sent";
+    delivery.epoch = epoch;
+    delivery.sentAt = this.#now();
   }
 
   #now(): number {
