@@ -1,5 +1,4 @@
 /** The bounds, options, requests and dispositions of a {@link CallTable} (call-table.ts). */
-import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import type { ClientTool } from "../tools/index.js";
 import type { CallKey } from "./call-key.js";
@@ -23,11 +22,7 @@ export interface CallLimits {
   maxHeldChars: number;
   /** Running calls survive a lost link this long (ms), then settle `disconnected`. Default 30,000. */
   reconnectGraceMs: number;
-  /**
-   * After a reconnect where the runtime kept its calls, answers written within this many ms before
-   * the link was lost are written again (they may not have arrived; the runtime ignores an answer it
-   * already has). `0` disables. Default 30,000.
-   */
+  /** After a reconnect where the runtime kept its calls, answers written this many ms before the loss are written again (`0`: never). Default 30,000. */
   resendWindowMs: number;
   /** Deadline of a tool without its own `timeoutMs` (ms). Default 60,000. */
   toolTimeoutMs: number;
@@ -61,24 +56,10 @@ export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   maxToolNameChars: 256,
 });
 
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
-const ZERO_ALLOWED = new Set<keyof CallLimits>(["reconnectGraceMs", "resendWindowMs", "maxForgottenCalls"]);
-
-/** `limits` over the defaults, each checked: an integer ≥ 1 (≥ 0 where 0 disables; ms at most 2^31 − 1), else `INVALID_OPTIONS`. */
+/** `limits` over the defaults (checked once, by `createSession`'s option schema). */
 export function resolveCallLimits(limits: Partial<CallLimits> = {}): CallLimits {
-  const resolved = { ...DEFAULT_CALL_LIMITS };
-  for (const [name, value] of Object.entries(limits) as Array<[keyof CallLimits, unknown]>) {
-    if (value === undefined) continue;
-    if (!(name in DEFAULT_CALL_LIMITS)) throw new ToolrelayError("INVALID_OPTIONS", `unknown call limit "${name}"`);
-    const least = ZERO_ALLOWED.has(name) ? 0 : 1;
-    const most = name.endsWith("Ms") ? MAX_TIMER_DELAY_MS : Number.MAX_SAFE_INTEGER;
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least || value > most) {
-      const range = most === MAX_TIMER_DELAY_MS ? ` to ${MAX_TIMER_DELAY_MS}` : "";
-      throw new ToolrelayError("INVALID_OPTIONS", `${name} must be an integer from ${least}${range}, got ${String(value)}`);
-    }
-    resolved[name] = value;
-  }
-  return resolved;
+  const given = Object.entries(limits).filter(([, value]) => value !== undefined);
+  return { ...DEFAULT_CALL_LIMITS, ...Object.fromEntries(given) };
 }
 
 /**

@@ -1,29 +1,22 @@
 /**
- * The pending-call table: one {@link CallRecord} per call from request to
- * response (the state diagram is in call-record.ts; the records live in a
- * {@link CallStore}). It runs each call at most once — preflight, input
- * validation and the tool, through tools/ — settles it exactly once, and writes
- * at most one response per request id per connection epoch through its one
- * `output` callback. It learns of epochs, never of "the link is down": a write
- * that does not go out is held. No sockets. See docs/settlement.md.
+ * The pending-call table: one {@link CallRecord} per call from request to response (states in
+ * call-record.ts, records kept in a {@link CallStore}). It runs each call at most once, settles it
+ * exactly once and writes at most one response per request id per connection epoch through its one
+ * `output` callback. It learns of epochs, never of "the link is down": a write that does not go out
+ * is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
 import { executeTool, type ClientTool, type InputValidation } from "../tools/index.js";
-import type { ToolCallResponseBody } from "../wire/index.js";
 import { ToolCallAbortError } from "./call-abort-reason.js";
 import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
-import {
-  resolveCallLimits,
-  type CallLimits,
-  type CallRequest,
-  type CallTableOptions,
-  type CallTableOutput,
-  type RequestDisposition,
-} from "./call-table-options.js";
+import type { CallLimits, CallRequest, CallTableOptions, CallTableOutput, RequestDisposition } from "./call-table-options.js";
+import { resolveCallLimits } from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
+
+type AbortingOutcome = CallOutcome & { kind: "timeout" | "cancelled" | "disconnected" };
 
 export class CallTable {
   readonly limits: Readonly<CallLimits>;
@@ -46,7 +39,7 @@ export class CallTable {
     this.#deadlines = new DeadlineQueue(
       this.#timers,
       () => this.#now(),
-      (record) => this.#settle(record, { kind: "timeout", timeoutMs: record.timeoutMs }, ToolCallAbortError.timeout(record.timeoutMs)),
+      (record) => this.#abort(record, { kind: "timeout", timeoutMs: record.timeoutMs }),
     );
   }
 
@@ -57,14 +50,9 @@ export class CallTable {
 
   /** What the table holds now: running calls, cached and forgotten ones, answers held for the link, timers armed. */
   counts(): { running: number; cached: number; forgotten: number; held: number; timers: number } {
-    const settled = this.#store.settledRecords();
-    return {
-      running: this.#deadlines.size,
-      cached: this.#store.cachedCount,
-      forgotten: this.#store.forgottenCount,
-      held: settled.reduce((held, record) => held + record.deliveries.filter((delivery) => delivery.state === "held").length, 0),
-      timers: this.#deadlines.timerCount + (this.#graceTimer === undefined ? 0 : 1),
-    };
+    const { cachedCount: cached, forgottenCount: forgotten } = this.#store;
+    const held = this.#store.settledRecords().flatMap((record) => record.deliveries.filter((delivery) => delivery.state === "held")).length;
+    return { running: this.#deadlines.size, cached, forgotten, held, timers: this.#deadlines.timerCount + (this.#graceTimer ? 1 : 0) };
   }
 
   /** Take one `external_tool_call_request`. Never throws. */
@@ -77,28 +65,25 @@ export class CallTable {
     if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
     if (record !== undefined) return this.#again(record, request);
     if (this.#closeReason !== undefined) {
-      this.#write(undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
+      this.#emit("response", undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
       return "closed";
     }
-    const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
+    const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     record = new CallRecord(request.key, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
     this.#store.add(record);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
-    if (busy) {
-      this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
-      return "busy";
-    }
-    this.#run(record, request);
-    return reused ? "reused" : "started";
+    if (busy) this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
+    else this.#run(record, request);
+    return busy ? "busy" : reused ? "reused" : "started";
   }
 
   /** Settle every running call as `cancelled` now (the turn was aborted). Returns how many. */
   cancel(reason: string): number {
-    const running = this.#deadlines.size;
-    this.#settleAll({ kind: "cancelled", reason });
-    return running;
+    const running = this.#deadlines.live();
+    for (const record of running) this.#abort(record, { kind: "cancelled", reason });
+    return running.length;
   }
 
   /** The link of an epoch is lost: running calls keep running for the grace window. */
@@ -108,7 +93,7 @@ export class CallTable {
     if (this.#graceTimer !== undefined || this.#deadlines.size === 0) return;
     this.#graceTimer = this.#timers.setTimeout(() => {
       this.#graceTimer = undefined;
-      this.#settleAll({ kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
+      for (const record of this.#deadlines.live()) this.#abort(record, { kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
     }, this.limits.reconnectGraceMs);
   }
 
@@ -121,22 +106,20 @@ export class CallTable {
   epochStarted(epoch: number, runtimeKeptCalls: boolean): void {
     if (this.#closeReason !== undefined) return;
     this.#clearGrace();
-    const resendAfter =
-      this.#lostAt === undefined || this.limits.resendWindowMs === 0 ? Infinity : this.#lostAt - this.limits.resendWindowMs;
+    const { resendWindowMs, reconnectGraceMs: graceMs } = this.limits;
+    const resendAfter = this.#lostAt === undefined || resendWindowMs === 0 ? Infinity : this.#lostAt - resendWindowMs;
     this.#lostAt = undefined;
     const orphans: CallRecord[] = [];
     for (const record of [...this.#deadlines.live(), ...this.#store.settledRecords()]) {
       for (const delivery of record.deliveries) {
         if (delivery.epoch >= epoch) continue;
-        if (!runtimeKeptCalls && (delivery.state === "waiting" || delivery.state === "held")) delivery.state = "dropped";
-        if (runtimeKeptCalls && (delivery.state === "held" || (delivery.state === "sent" && delivery.sentAt >= resendAfter))) {
-          this.#deliver(record, delivery);
-        }
+        const { state } = delivery;
+        if (!runtimeKeptCalls && (state === "waiting" || state === "held")) delivery.state = "dropped";
+        if (runtimeKeptCalls && (state === "held" || (state === "sent" && delivery.sentAt >= resendAfter))) this.#deliver(record, delivery);
       }
       if (record.state === "running" && !record.deliveries.some((delivery) => delivery.state === "waiting")) orphans.push(record);
     }
-    const graceMs = this.limits.reconnectGraceMs;
-    for (const record of orphans) this.#settle(record, { kind: "disconnected", graceMs }, ToolCallAbortError.disconnected(graceMs));
+    for (const record of orphans) this.#abort(record, { kind: "disconnected", graceMs });
   }
 
   /** Settle every running call as `cancelled` (answered now) and clear every timer. Idempotent. */
@@ -144,7 +127,7 @@ export class CallTable {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
     this.#clearGrace();
-    this.#settleAll({ kind: "cancelled", reason });
+    this.cancel(reason);
     this.#deadlines.clear();
     for (const record of this.#store.settledRecords()) {
       for (const delivery of record.deliveries) if (delivery.state === "held") delivery.state = "dropped";
@@ -156,15 +139,14 @@ export class CallTable {
     const known = record.delivery(request.requestId);
     if (known !== undefined) {
       // Asked again on a newer epoch after it was answered or dropped, or while its answer is held: answer it (once per epoch).
-      const again = known.state === "held" || (known.state !== "waiting" && known.epoch < request.epoch);
-      if (!again) return "duplicate";
-      if (record.state !== "running") {
-        this.#deliver(record, known);
-        return "resent";
+      if (known.state !== "held" && (known.state === "waiting" || known.epoch >= request.epoch)) return "duplicate";
+      if (record.state === "running") {
+        known.state = "waiting";
+        known.epoch = request.epoch;
+        return "joined";
       }
-      known.state = "waiting";
-      known.epoch = request.epoch;
-      return "joined";
+      this.#deliver(record, known);
+      return "resent";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     this.#store.addDelivery(record, delivery);
@@ -178,7 +160,7 @@ export class CallTable {
     const delivery = owner.delivery(request.requestId)!;
     if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
     const error = `Refused: request ${request.requestId} already stands for tool call ${owner.key.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
-    const epoch = this.#write(owner, request.requestId, { error });
+    const epoch = this.#emit("response", owner, request.requestId, { error });
     if (epoch !== undefined) this.#sent(delivery, epoch);
     return "conflict";
   }
@@ -199,30 +181,34 @@ export class CallTable {
     );
   }
 
-  /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome goes to `#finish`. */
+  /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome settles the call. */
   #execute(record: CallRecord, tool: ClientTool, checked: InputValidation): void {
     if (record.state !== "running") return;
-    if (!checked.ok) {
-      this.#settle(record, { kind: "invalid-input", issues: checked.issues });
-      return;
-    }
+    if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
     this.#report("start", record);
-    const context = new CallContext(record, this.#progress);
-    executeTool(tool, checked.value, context, this.limits.maxResultChars, (outcome) => this.#finish(record, outcome));
+    executeTool(tool, checked.value, new CallContext(record, this.#progress), this.limits.maxResultChars, (outcome) =>
+      record.state === "running" ? this.#settle(record, outcome) : this.#report("late", record, outcome),
+    );
   }
 
   #progress = (record: CallRecord, message: string): void => this.#report("progress", record, message);
 
-  #finish(record: CallRecord, outcome: CallOutcome): void {
-    if (record.state === "running") this.#settle(record, outcome);
-    else this.#report("late", record, outcome);
+  /** Settle a running call whose callback may still run, and fire its signal. */
+  #abort(record: CallRecord, outcome: AbortingOutcome): void {
+    if (record.state !== "running") return;
+    this.#settle(record, outcome);
+    if (outcome.kind === "timeout") record.abort(ToolCallAbortError.timeout(outcome.timeoutMs));
+    else
+      record.abort(
+        outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs),
+      );
   }
 
-  /** The one way a call ends: state, cleanup, cache, deliveries, abort, report. */
-  #settle(record: CallRecord, outcome: CallOutcome, abortReason?: ToolCallAbortError): void {
+  /** The one way a call ends: state, cleanup, cache, deliveries, report. */
+  #settle(record: CallRecord, outcome: CallOutcome): void {
     if (record.state !== "running") return;
-    this.#deadlines.release(record.timeoutMs);
     record.state = "settled";
+    this.#deadlines.release(record);
     record.outcome = outcome;
     record.settledAt = this.#now();
     const annotations = record.tool?.annotations;
@@ -230,30 +216,19 @@ export class CallTable {
     const safeToRetry = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
-    if (abortReason !== undefined) record.abort(abortReason);
     this.#report("end", record);
     if (this.#deadlines.size === 0) this.#clearGrace();
     this.#store.evict(record.settledAt);
   }
 
-  #settleAll(outcome: CallOutcome & { kind: "cancelled" | "disconnected" }): void {
-    const reason =
-      outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs);
-    for (const record of this.#deadlines.live()) this.#settle(record, outcome, reason);
-  }
-
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
   #deliver(record: CallRecord, delivery: Delivery): void {
-    const epoch = this.#write(record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
+    const epoch = this.#emit("response", record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
     if (epoch !== undefined) return void this.#sent(delivery, epoch);
     delivery.state = this.#closeReason === undefined && record.state === "settled" ? "held" : "dropped";
     if (delivery.state === "dropped" || this.#store.heldChars() <= this.limits.maxHeldChars) return;
     const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
     this.#store.cache(record, { error: kept });
-  }
-
-  #write(record: CallRecord | undefined, requestId: string, response: ToolCallResponseBody): number | undefined {
-    return this.#emit("response", record, requestId, response);
   }
 
   #report(kind: "start" | "end" | "late" | "progress", record: CallRecord, detail?: unknown): void {

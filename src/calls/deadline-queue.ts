@@ -9,7 +9,6 @@ import { RecordQueue, type CallRecord } from "./call-record.js";
 
 interface Lane {
   readonly queue: RecordQueue;
-  running: number;
   timer: TimerHandle | undefined;
 }
 
@@ -40,23 +39,19 @@ export class DeadlineQueue {
 
   /** A call starts running (calls are added in start order). */
   add(record: CallRecord): void {
-    let lane = this.#lanes.get(record.timeoutMs);
-    if (lane === undefined) {
-      lane = { queue: new RecordQueue("running"), running: 0, timer: undefined };
-      this.#lanes.set(record.timeoutMs, lane);
-    }
+    const lane = this.#lanes.get(record.timeoutMs) ?? { queue: new RecordQueue("running"), timer: undefined };
+    this.#lanes.set(record.timeoutMs, lane);
     lane.queue.push(record);
-    lane.running++;
     this.size++;
     if (lane.timer === undefined) this.#arm(lane, record.timeoutMs);
   }
 
-  /** A call of this timeout stopped running; the lane and its timer go with the last one. */
-  release(timeoutMs: number): void {
-    const lane = this.#lanes.get(timeoutMs);
+  /** `record` left the running state; its lane and timer go with the lane's last running call. */
+  release(record: CallRecord): void {
+    const lane = this.#lanes.get(record.timeoutMs);
     if (lane === undefined) return;
     this.size--;
-    if (--lane.running === 0) this.#drop(lane, timeoutMs);
+    if (lane.queue.peek() === undefined) this.#drop(lane, record.timeoutMs);
   }
 
   /** Drop every deadline and timer. */

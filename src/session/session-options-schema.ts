@@ -65,7 +65,7 @@ export const sessionOptionsShape = {
   toolTimeoutMs: positiveInteger.max(300_000, { error: "must be at most 300000 (the runtime stops waiting after 300 s)" }).optional(),
   maxInputBytes: positiveInteger.optional(),
   maxResultChars: positiveInteger.optional(),
-  reconnectGraceMs: nonNegativeInteger.optional(),
+  reconnectGraceMs: nonNegativeInteger.max(2_147_483_647, { error: "must be at most 2147483647 (a timer's longest delay)" }).optional(),
   maxConcurrentCalls: positiveInteger.optional(),
   callLimits: z
     .strictObject(

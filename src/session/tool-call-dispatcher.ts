@@ -6,7 +6,7 @@
  * session events (built only when someone listens).
  */
 import type { EventEmitter } from "eventemitter3";
-import { CallTable, canonicalJson, inputDigest, type CallLimits, type CallTableOutput } from "../calls/index.js";
+import { CallTable, canonicalJson, inputDigest, type CallLimits, type CallRecord, type CallTableOutput } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { SessionObserver } from "../observability/session-observer.js";
 import type { ToolLookup } from "../tools/index.js";
@@ -37,13 +37,12 @@ export class ToolCallDispatcher {
   }
 
   handle(frame: ExternalToolCallRequestFrame): void {
-    const { own, link, events, observer } = this.#options;
+    const { own, link } = this.#options;
     const { request_id: requestId, tool_call_id: toolCallId, tool_name: toolName } = frame;
     const verdict = own.classify(frame.runtime);
     if (verdict.kind === "foreign") {
       const { agent_id: agentId, conversation_id: conversationId } = verdict.scope;
-      if (events.listenerCount("foreign-frame") > 0) events.emit("foreign-frame", { type: frame.type, requestId, agentId, conversationId });
-      return;
+      return void this.#emit("foreign-frame", () => ({ type: frame.type, requestId, agentId, conversationId }));
     }
     const { maxRequestIdChars, maxToolCallIdChars, maxToolNameChars } = this.table.limits;
     const problem =
@@ -55,7 +54,7 @@ export class ToolCallDispatcher {
       this.#send(requestId, { error: `Refused tool call ${clip(toolCallId)} (${clip(toolName)}): ${problem}. Nothing was run.` });
       return void this.#refused(clip(requestId), clip(toolName), problem!);
     }
-    observer.toolCallRequested(requestId, toolName, toolCallId, frame.input);
+    this.#options.observer.toolCallRequested(requestId, toolName, toolCallId, frame.input);
     const { agent_id: agentId, conversation_id: conversationId } = verdict.scope;
     const canonical = canonicalJson(frame.input);
     const registry = this.#options.registry();
@@ -70,25 +69,16 @@ export class ToolCallDispatcher {
       inputBytes: Buffer.byteLength(canonical),
     });
     if (disposition === "started" || disposition === "busy") return;
-    if (disposition === "conflict" || disposition === "closed") {
-      return void this.#refused(
-        requestId,
-        toolName,
-        disposition === "closed" ? "the session is closed" : "the request id already stands for another call",
-      );
-    }
-    if (disposition === "reused") {
-      if (events.listenerCount("tool-call-reused") > 0) events.emit("tool-call-reused", { requestId, toolName, toolCallId });
-    } else if (events.listenerCount("tool-call-duplicate") > 0) {
-      events.emit("tool-call-duplicate", { requestId, toolName, toolCallId, disposition });
-    }
+    if (disposition === "closed") this.#refused(requestId, toolName, "the session is closed");
+    else if (disposition === "conflict") this.#refused(requestId, toolName, "the request id already stands for another call");
+    else if (disposition === "reused") this.#emit("tool-call-reused", () => ({ requestId, toolName, toolCallId }));
+    else this.#emit("tool-call-duplicate", () => ({ requestId, toolName, toolCallId, disposition }));
   }
 
   /** A request answered with an error and not run. */
   #refused(requestId: string, toolName: string, reason: string): void {
     this.#options.observer.toolCallRefused(requestId, toolName, reason);
-    const { events } = this.#options;
-    if (events.listenerCount("tool-call-refused") > 0) events.emit("tool-call-refused", { requestId, toolName, reason });
+    this.#emit("tool-call-refused", () => ({ requestId, toolName, reason }));
   }
 
   #send(requestId: string, body: ToolCallResponseBody): number | undefined {
@@ -96,34 +86,35 @@ export class ToolCallDispatcher {
     return link.send({ type: "external_tool_call_response", request_id: requestId, ...body }, true) ? link.epoch : undefined;
   }
 
+  /** A session event, its payload built only when someone listens. */
+  #emit<Name extends keyof SessionEvents>(name: Name, payload: () => SessionEvents[Name][0]): void {
+    const { events } = this.#options;
+    if (events.listenerCount(name) > 0) (events.emit as (name: Name, event: unknown) => boolean)(name, payload());
+  }
+
   /** The table's one way out: responses go to the link, reports to the observer and session events. */
   #output: CallTableOutput = (kind, record, requestId, detail) => {
     if (kind === "response") return this.#send(requestId, detail as ToolCallResponseBody);
-    const { events, observer } = this.#options;
+    const { observer, events } = this.#options;
     observer.toolCall(kind, record!, requestId, detail);
     const name = `tool-call-${kind}` as const;
-    if (events.listenerCount(name) === 0) return undefined;
-    const { toolName, key, outcome } = record!;
-    const { toolCallId, agentId, conversationId } = key;
-    if (kind === "start") events.emit(name, { toolName, toolCallId, requestId, agentId, conversationId });
-    else if (kind === "late") events.emit(name, { toolName, toolCallId, outcome: (detail as { kind: "ok" }).kind });
-    else if (kind === "progress") events.emit(name, { toolName, toolCallId, message: detail as string });
-    else {
-      const requestIds = record!.deliveries.map((delivery) => delivery.requestId);
-      const durationMs = record!.settledAt - record!.startedAt;
-      events.emit(name, {
-        toolName,
-        toolCallId,
-        agentId,
-        conversationId,
-        requestIds,
-        outcome: outcome!.kind,
-        detail: outcome!,
-        durationMs,
-      });
-    }
+    if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
     return undefined;
   };
+}
+
+type CallReport = "start" | "end" | "late" | "progress";
+
+/** The payload of a `tool-call-<kind>` event. */
+function callEvent(kind: CallReport, record: CallRecord, requestId: string, detail: unknown): SessionEvents[`tool-call-${CallReport}`][0] {
+  const { toolName, key, outcome } = record;
+  const { toolCallId, agentId, conversationId } = key;
+  if (kind === "start") return { toolName, toolCallId, requestId, agentId, conversationId };
+  if (kind === "late") return { toolName, toolCallId, outcome: (detail as NonNullable<CallRecord["outcome"]>).kind };
+  if (kind === "progress") return { toolName, toolCallId, message: detail as string };
+  const requestIds = record.deliveries.map((delivery) => delivery.requestId);
+  const durationMs = record.settledAt - record.startedAt;
+  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome!.kind, detail: outcome!, durationMs };
 }
 
 function tooLong(field: string, value: string, limit: number): string | undefined {

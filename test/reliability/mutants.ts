@@ -25,7 +25,7 @@ export const MUTANTS: readonly Mutant[] = [
     name: "leakTimer",
     mistake: "a settled call leaves its deadline timer armed",
     file: "calls/call-table.ts",
-    find: "    this.#deadlines.release(record.timeoutMs);\n",
+    find: "    this.#deadlines.release(record);\n",
     replace: "",
   },
   {
@@ -46,14 +46,14 @@ export const MUTANTS: readonly Mutant[] = [
     name: "resendOnSameEpoch",
     mistake: "a request id asked again on the same epoch gets a second frame",
     file: "calls/call-table.ts",
-    find: 'const again = known.state === "held" || (known.state !== "waiting" && known.epoch < request.epoch);',
-    replace: 'const again = known.state === "held" || (known.state !== "waiting" && known.epoch <= request.epoch);',
+    find: 'known.epoch >= request.epoch)) return "duplicate";',
+    replace: 'known.epoch > request.epoch)) return "duplicate";',
   },
   {
     name: "dropHeldOnKeepingEpoch",
     mistake: "answers held while the link was down are dropped although the runtime kept the calls",
     file: "calls/call-table.ts",
-    find: 'if (runtimeKeptCalls && (delivery.state === "held" ||',
+    find: 'if (runtimeKeptCalls && (state === "held" ||',
     replace: "if (runtimeKeptCalls && (false ||",
   },
 ];
