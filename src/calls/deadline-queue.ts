@@ -46,29 +46,27 @@ export class DeadlineQueue {
     if (lane.timer === undefined) this.#arm(lane, record.timeoutMs);
   }
 
-  /** `record` left the running state; its lane and timer go with the lane's last running call. */
+  /** `record` left the running state; the timer goes with the lane's last running call (the lane stays for the next). */
   release(record: CallRecord): void {
     const lane = this.#lanes.get(record.timeoutMs);
     if (lane === undefined) return;
     this.size--;
-    if (lane.queue.peek() === undefined) this.#drop(lane, record.timeoutMs);
+    if (lane.timer === undefined || lane.queue.peek() !== undefined) return;
+    this.#timers.clearTimeout(lane.timer);
+    lane.timer = undefined;
   }
 
   /** Drop every deadline and timer. */
   clear(): void {
-    for (const [timeoutMs, lane] of this.#lanes) this.#drop(lane, timeoutMs);
+    for (const lane of this.#lanes.values()) if (lane.timer !== undefined) this.#timers.clearTimeout(lane.timer);
+    this.#lanes.clear();
     this.size = 0;
-  }
-
-  #drop(lane: Lane, timeoutMs: number): void {
-    if (lane.timer !== undefined) this.#timers.clearTimeout(lane.timer);
-    this.#lanes.delete(timeoutMs);
   }
 
   #arm(lane: Lane, timeoutMs: number): void {
     const next = lane.queue.peek();
-    if (next === undefined) this.#drop(lane, timeoutMs);
-    else lane.timer = this.#timers.setTimeout(() => this.#fire(lane, timeoutMs), Math.max(0, next.startedAt + timeoutMs - this.#now()));
+    if (next !== undefined)
+      lane.timer = this.#timers.setTimeout(() => this.#fire(lane, timeoutMs), Math.max(0, next.startedAt + timeoutMs - this.#now()));
   }
 
   /** Expire every call past its deadline (each leaves the running state, so `peek` moves on). */

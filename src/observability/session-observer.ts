@@ -121,41 +121,38 @@ export class SessionObserver {
     this.#options.log.write("warn", "tool", "tool call refused", { toolName, requestId, reason });
   }
 
-  /** What the call table reports (its output callback, responses excepted). */
+  /** What the call table reports (its output callback, responses excepted). Nothing is built for a log or tracer that is off. */
   toolCall(kind: "start" | "end" | "late" | "progress", record: CallRecord, requestId: string, detail: unknown): void {
     const { log } = this.#options;
-    const { toolName, key } = record;
-    const ids = { toolName, toolCallId: key.toolCallId };
-    if (kind === "start") {
-      if (this.#turn !== undefined) this.#callParents.set(record, this.#turn);
-      log.write("info", "tool", "tool call start", { ...ids, requestId });
-    } else if (kind === "end") {
-      this.#toolCallEnded(record);
-    } else if (kind === "late") {
-      log.write("warn", "tool", "tool call late", { ...ids, outcome: (detail as { kind: string }).kind });
-    } else if (this.#options.logPayloads) {
-      log.write("debug", "tool", "tool call progress", { ...ids, message: String(detail) });
-    } else {
-      log.write("debug", "tool", "tool call progress", ids);
-    }
+    if (kind === "start" && this.#turn !== undefined) this.#callParents.set(record, this.#turn);
+    if (kind === "end") return void this.#toolCallEnded(record);
+    if (!log.enabled("tool")) return;
+    const ids = { toolName: record.toolName, toolCallId: record.key.toolCallId };
+    if (kind === "start") log.write("info", "tool", "tool call start", { ...ids, requestId });
+    else if (kind === "late") log.write("warn", "tool", "tool call late", { ...ids, outcome: (detail as { kind: string }).kind });
+    else log.write("debug", "tool", "tool call progress", this.#options.logPayloads ? { ...ids, message: String(detail) } : ids);
   }
 
   #toolCallEnded(record: CallRecord): void {
     const { log, tracing, logPayloads } = this.#options;
+    const turn = this.#callParents.get(record) ?? this.#turn;
+    if (turn !== undefined) turn.toolCalls++;
+    const logged = log.enabled("tool");
+    if (!logged && !tracing.enabled) return;
     const outcome = record.outcome!;
     const durationMs = record.settledAt - record.startedAt;
     const requestIds = record.deliveries.map((delivery) => delivery.requestId);
-    const turn = this.#callParents.get(record) ?? this.#turn;
-    if (turn !== undefined) turn.toolCalls++;
-    const fields: LogFields = {
-      toolName: record.toolName,
-      toolCallId: record.key.toolCallId,
-      outcome: outcome.kind,
-      durationMs,
-      requestIds,
-    };
-    if (logPayloads && "content" in outcome) fields.result = safeJson(outcome.content);
-    log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
+    if (logged) {
+      const fields: LogFields = {
+        toolName: record.toolName,
+        toolCallId: record.key.toolCallId,
+        outcome: outcome.kind,
+        durationMs,
+        requestIds,
+      };
+      if (logPayloads && "content" in outcome) fields.result = safeJson(outcome.content);
+      log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
+    }
     if (!tracing.enabled) return;
     const { key } = record;
     const span = tracing.start(
