@@ -32,7 +32,13 @@ export interface Delivery {
   sentAt: number;
 }
 
-export class CallRecord {
+/** A call is its own {@link CallKey} (the key's fields are the record's: no second object per call). */
+export class CallRecord implements CallKey {
+  readonly connectionId: string;
+  readonly agentId: string;
+  readonly conversationId: string;
+  readonly toolCallId: string;
+  readonly inputDigest: string;
   state: CallState = "running";
   outcome: CallOutcome | undefined;
   /** Built once at settlement; every delivery writes this very object. Cleared when forgotten. */
@@ -46,35 +52,39 @@ export class CallRecord {
   older: CallRecord | undefined;
   /** Undefined for an unknown tool; released at settlement. */
   tool: ClientTool | undefined;
-  /** The callback's signal, made when the tool first reads it; until then an abort reason waits in `#abortReason`. */
-  #controller: AbortController | undefined;
-  #abortReason: unknown;
+  /** The callback's AbortController once the tool reads its signal; until then the abort reason, if any. */
+  #abort: unknown;
 
   constructor(
-    readonly key: CallKey,
+    key: CallKey,
     readonly toolName: string,
     tool: ClientTool | undefined,
     readonly startedAt: number,
     readonly timeoutMs: number,
     first: Delivery,
   ) {
+    this.connectionId = key.connectionId;
+    this.agentId = key.agentId;
+    this.conversationId = key.conversationId;
+    this.toolCallId = key.toolCallId;
+    this.inputDigest = key.inputDigest;
     this.tool = tool;
     this.deliveries = [first];
   }
 
   /** The callback's signal (already aborted if the call was). */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
-    }
-    return this.#controller.signal;
+    if (this.#abort instanceof AbortController) return this.#abort.signal;
+    const controller = new AbortController();
+    if (this.#abort !== undefined) controller.abort(this.#abort);
+    this.#abort = controller;
+    return controller.signal;
   }
 
   /** Abort the callback's signal with `reason` (now, or when the tool first reads it). */
   abort(reason: unknown): void {
-    if (this.#controller === undefined) this.#abortReason = reason;
-    else this.#controller.abort(reason);
+    if (this.#abort instanceof AbortController) this.#abort.abort(reason);
+    else this.#abort = reason;
   }
 
   delivery(requestId: string): Delivery | undefined {
@@ -84,7 +94,8 @@ export class CallRecord {
 
 /**
  * What a tool's `execute` gets beside its input. `signal` is a getter on the prototype, so the
- * AbortController is made only when the tool reads it (`({ signal }) =>` works; a spread copies none).
+ * AbortController is made only when the tool reads it (`({ signal }) =>` works; a spread copies the
+ * ids and `progress`, not the signal).
  */
 export class CallContext implements ToolCallContext {
   readonly toolCallId: string;
@@ -95,9 +106,9 @@ export class CallContext implements ToolCallContext {
 
   constructor(record: CallRecord, progress: (record: CallRecord, message: string) => void) {
     this.#record = record;
-    this.toolCallId = record.key.toolCallId;
-    this.agentId = record.key.agentId;
-    this.conversationId = record.key.conversationId;
+    this.toolCallId = record.toolCallId;
+    this.agentId = record.agentId;
+    this.conversationId = record.conversationId;
     this.progress = (message) => progress(record, String(message));
   }
 

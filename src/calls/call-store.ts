@@ -38,8 +38,8 @@ export class CallStore {
 
   /** A new record heads its tool call id's chain, which keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
   add(record: CallRecord): void {
-    record.older = this.#byToolCallId.get(record.key.toolCallId);
-    this.#byToolCallId.set(record.key.toolCallId, record);
+    record.older = this.#byToolCallId.get(record.toolCallId);
+    this.#byToolCallId.set(record.toolCallId, record);
     this.#byRequestId.set(record.deliveries[0]!.requestId, record);
     let kept = record;
     for (let count = 1; kept.older !== undefined; count++, kept = kept.older) {
@@ -103,7 +103,7 @@ export class CallStore {
       record.state = "gone";
       this.forgottenCount--;
       this.#unindex(record);
-      const { toolCallId } = record.key;
+      const { toolCallId } = record;
       const newest = this.#byToolCallId.get(toolCallId);
       if (newest === record && record.older === undefined) this.#byToolCallId.delete(toolCallId);
       else if (newest === record) this.#byToolCallId.set(toolCallId, record.older!);

@@ -39,7 +39,7 @@ export class CallTable {
     this.#deadlines = new DeadlineQueue(
       this.#timers,
       () => this.#now(),
-      (record) => this.#abort(record, { kind: "timeout", timeoutMs: record.timeoutMs }),
+      (record) => this.#abort([record], { kind: "timeout", timeoutMs: record.timeoutMs }),
     );
   }
 
@@ -60,7 +60,7 @@ export class CallTable {
     this.#store.evict(this.#now());
     let record = this.#store.newest(request.key.toolCallId);
     let reused = false;
-    for (; record !== undefined && !sameCall(record.key, request.key); record = record.older) reused ||= sameScope(record.key, request.key);
+    for (; record !== undefined && !sameCall(record, request.key); record = record.older) reused ||= sameScope(record, request.key);
     const owner = this.#store.ownerOf(request.requestId);
     if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
     if (record !== undefined) return this.#again(record, request);
@@ -82,7 +82,7 @@ export class CallTable {
   /** Settle every running call as `cancelled` now (the turn was aborted). Returns how many. */
   cancel(reason: string): number {
     const running = this.#deadlines.live();
-    for (const record of running) this.#abort(record, { kind: "cancelled", reason });
+    this.#abort(running, { kind: "cancelled", reason });
     return running.length;
   }
 
@@ -93,7 +93,7 @@ export class CallTable {
     if (this.#graceTimer !== undefined || this.#deadlines.size === 0) return;
     this.#graceTimer = this.#timers.setTimeout(() => {
       this.#graceTimer = undefined;
-      for (const record of this.#deadlines.live()) this.#abort(record, { kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
+      this.#abort(this.#deadlines.live(), { kind: "disconnected", graceMs: this.limits.reconnectGraceMs });
     }, this.limits.reconnectGraceMs);
   }
 
@@ -119,7 +119,7 @@ export class CallTable {
       }
       if (record.state === "running" && !record.deliveries.some((delivery) => delivery.state === "waiting")) orphans.push(record);
     }
-    for (const record of orphans) this.#abort(record, { kind: "disconnected", graceMs });
+    this.#abort(orphans, { kind: "disconnected", graceMs });
   }
 
   /** Settle every running call as `cancelled` (answered now) and clear every timer. Idempotent. */
@@ -159,7 +159,7 @@ export class CallTable {
   #conflict(owner: CallRecord, request: CallRequest): RequestDisposition {
     const delivery = owner.delivery(request.requestId)!;
     if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
-    const error = `Refused: request ${request.requestId} already stands for tool call ${owner.key.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
+    const error = `Refused: request ${request.requestId} already stands for tool call ${owner.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
     const epoch = this.#emit("response", owner, request.requestId, { error });
     if (epoch !== undefined) this.#sent(delivery, epoch);
     return "conflict";
@@ -186,22 +186,30 @@ export class CallTable {
     if (record.state !== "running") return;
     if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
     this.#report("start", record);
-    executeTool(tool, checked.value, new CallContext(record, this.#progress), this.limits.maxResultChars, (outcome) =>
-      record.state === "running" ? this.#settle(record, outcome) : this.#report("late", record, outcome),
-    );
+    executeTool(tool, checked.value, new CallContext(record, this.#progress), this.limits.maxResultChars, this.#executed, record);
   }
+
+  #executed = (record: CallRecord, outcome: CallOutcome): void => {
+    if (record.state === "running") this.#settle(record, outcome);
+    else this.#report("late", record, outcome);
+  };
 
   #progress = (record: CallRecord, message: string): void => this.#report("progress", record, message);
 
-  /** Settle a running call whose callback may still run, and fire its signal. */
-  #abort(record: CallRecord, outcome: AbortingOutcome): void {
-    if (record.state !== "running") return;
-    this.#settle(record, outcome);
-    if (outcome.kind === "timeout") record.abort(ToolCallAbortError.timeout(outcome.timeoutMs));
-    else
-      record.abort(
-        outcome.kind === "cancelled" ? ToolCallAbortError.cancelled(outcome.reason) : ToolCallAbortError.disconnected(outcome.graceMs),
-      );
+  /** Settle running calls whose callbacks may still run, and fire their signals (one reason for all). */
+  #abort(records: readonly CallRecord[], outcome: AbortingOutcome): void {
+    if (records.length === 0) return;
+    const reason =
+      outcome.kind === "timeout"
+        ? ToolCallAbortError.timeout(outcome.timeoutMs)
+        : outcome.kind === "cancelled"
+          ? ToolCallAbortError.cancelled(outcome.reason)
+          : ToolCallAbortError.disconnected(outcome.graceMs);
+    for (const record of records) {
+      if (record.state !== "running") continue;
+      this.#settle(record, outcome);
+      record.abort(reason);
+    }
   }
 
   /** The one way a call ends: state, cleanup, cache, deliveries, report. */
@@ -223,7 +231,7 @@ export class CallTable {
 
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
   #deliver(record: CallRecord, delivery: Delivery): void {
-    const epoch = this.#emit("response", record, delivery.requestId, record.response ?? expiredResponse(record.key.toolCallId));
+    const epoch = this.#emit("response", record, delivery.requestId, record.response ?? expiredResponse(record.toolCallId));
     if (epoch !== undefined) return void this.#sent(delivery, epoch);
     delivery.state = this.#closeReason === undefined && record.state === "settled" ? "held" : "dropped";
     if (delivery.state === "dropped" || this.#store.heldChars() <= this.limits.maxHeldChars) return;

@@ -127,7 +127,7 @@ export class SessionObserver {
     if (kind === "start" && this.#turn !== undefined) this.#callParents.set(record, this.#turn);
     if (kind === "end") return void this.#toolCallEnded(record);
     if (!log.enabled("tool")) return;
-    const ids = { toolName: record.toolName, toolCallId: record.key.toolCallId };
+    const ids = { toolName: record.toolName, toolCallId: record.toolCallId };
     if (kind === "start") log.write("info", "tool", "tool call start", { ...ids, requestId });
     else if (kind === "late") log.write("warn", "tool", "tool call late", { ...ids, outcome: (detail as { kind: string }).kind });
     else log.write("debug", "tool", "tool call progress", this.#options.logPayloads ? { ...ids, message: String(detail) } : ids);
@@ -145,7 +145,7 @@ export class SessionObserver {
     if (logged) {
       const fields: LogFields = {
         toolName: record.toolName,
-        toolCallId: record.key.toolCallId,
+        toolCallId: record.toolCallId,
         outcome: outcome.kind,
         durationMs,
         requestIds,
@@ -154,16 +154,15 @@ export class SessionObserver {
       log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
     }
     if (!tracing.enabled) return;
-    const { key } = record;
     const span = tracing.start(
       `execute_tool ${record.toolName}`,
       {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": record.toolName,
-        "gen_ai.tool.call.id": key.toolCallId,
-        "toolrelay.agent.id": key.agentId,
-        "toolrelay.conversation.id": key.conversationId,
-        "toolrelay.connection.id": key.connectionId,
+        "gen_ai.tool.call.id": record.toolCallId,
+        "toolrelay.agent.id": record.agentId,
+        "toolrelay.conversation.id": record.conversationId,
+        "toolrelay.connection.id": record.connectionId,
       },
       turn?.span,
       record.startedAt,

@@ -107,8 +107,7 @@ type CallReport = "start" | "end" | "late" | "progress";
 
 /** The payload of a `tool-call-<kind>` event. */
 function callEvent(kind: CallReport, record: CallRecord, requestId: string, detail: unknown): SessionEvents[`tool-call-${CallReport}`][0] {
-  const { toolName, key, outcome } = record;
-  const { toolCallId, agentId, conversationId } = key;
+  const { toolName, toolCallId, agentId, conversationId, outcome } = record;
   if (kind === "start") return { toolName, toolCallId, requestId, agentId, conversationId };
   if (kind === "late") return { toolName, toolCallId, outcome: (detail as NonNullable<CallRecord["outcome"]>).kind };
   if (kind === "progress") return { toolName, toolCallId, message: detail as string };

@@ -14,42 +14,44 @@ export type ExecutionOutcome =
   | { kind: "tool-error"; message: string; content: WireContentBlock[] };
 
 /**
- * Call `tool.execute(input, context)` and hand its outcome to `done` exactly once (at once for a
- * synchronous result or throw, after one promise reaction otherwise). Never throws (unless `done`
- * does). A value → `ok` (see `normalizeToolResult`); `{ content, isError: true }`, an `Error` or a
- * value that cannot be sent → `tool-error`, marked `Error: tool <name> reported an error:`; a throw
- * or rejection → `tool-error` with `Error: tool <name> failed: <message>`. The marker keeps a model
- * from mistaking a failure for a result (the runtime's OpenAI-compatible conversion drops `is_error`).
+ * Call `tool.execute(input, context)` and hand `token` and the outcome to `done` exactly once (at
+ * once for a synchronous result or throw, after one promise reaction otherwise; the token comes
+ * back so that a caller needs no closure per call). Never throws (unless `done` does). A value → `ok`
+ * (see `normalizeToolResult`); `{ content, isError: true }`, an `Error` or a value that cannot be
+ * sent → `tool-error`, marked `Error: tool <name> reported an error:`; a throw or rejection →
+ * `tool-error` with `Error: tool <name> failed: <message>`. The marker keeps a model from mistaking
+ * a failure for a result (the runtime's OpenAI-compatible conversion drops `is_error`).
  */
-export function executeTool(
+export function executeTool<Token>(
   tool: ClientTool,
   input: unknown,
   context: ToolCallContext,
   maxResultChars: number,
-  done: (outcome: ExecutionOutcome) => void,
+  done: (token: Token, outcome: ExecutionOutcome) => void,
+  token: Token,
 ): void {
-  const failed = (error: unknown): void => {
-    const message = errorText(error);
-    done({
-      kind: "tool-error",
-      message,
-      content: [{ type: "text", text: clampToolText(`Error: tool ${tool.name} failed: ${message}`, maxResultChars) }],
-    });
-  };
   let value: unknown;
   let thenable: boolean;
   try {
     value = tool.execute(input, context);
     thenable = typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
   } catch (error) {
-    failed(error);
-    return;
+    return void done(token, failureOf(tool.name, error, maxResultChars));
   }
-  if (!thenable) {
-    done(outcomeOf(tool.name, value, maxResultChars));
-    return;
-  }
-  Promise.resolve(value).then((resolved) => done(outcomeOf(tool.name, resolved, maxResultChars)), failed);
+  if (!thenable) return void done(token, outcomeOf(tool.name, value, maxResultChars));
+  Promise.resolve(value).then(
+    (resolved) => done(token, outcomeOf(tool.name, resolved, maxResultChars)),
+    (error: unknown) => done(token, failureOf(tool.name, error, maxResultChars)),
+  );
+}
+
+function failureOf(toolName: string, error: unknown, maxResultChars: number): ExecutionOutcome {
+  const message = errorText(error);
+  return {
+    kind: "tool-error",
+    message,
+    content: [{ type: "text", text: clampToolText(`Error: tool ${toolName} failed: ${message}`, maxResultChars) }],
+  };
 }
 
 function outcomeOf(toolName: string, value: unknown, maxResultChars: number): ExecutionOutcome {

@@ -64,7 +64,7 @@ export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: Cl
       }
       if (kind === "end")
         harness.settled.push({ record: record!, outcome: record!.outcome!, requestIds: record!.deliveries.map((d) => d.requestId) });
-      if (kind === "late") harness.late.push({ toolCallId: record!.key.toolCallId, outcome: detail as CallOutcome });
+      if (kind === "late") harness.late.push({ toolCallId: record!.toolCallId, outcome: detail as CallOutcome });
       if (kind === "start") harness.starts.push(requestId);
       if (kind === "progress") harness.progress.push(detail as string);
       return undefined;

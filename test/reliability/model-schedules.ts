@@ -102,9 +102,9 @@ function createWorld(keeps: boolean, coverage: Coverage): World {
 }
 
 function keyOfRecord(record: CallRecord): string {
-  const scope = SCOPES.indexOf(record.key.conversationId as (typeof SCOPES)[number]);
-  const input = INPUTS.findIndex((candidate) => inputDigest(canonicalJson(candidate)) === record.key.inputDigest);
-  return modelKey(scope, Number(record.key.toolCallId.slice(1)), input);
+  const scope = SCOPES.indexOf(record.conversationId as (typeof SCOPES)[number]);
+  const input = INPUTS.findIndex((candidate) => inputDigest(canonicalJson(candidate)) === record.inputDigest);
+  return modelKey(scope, Number(record.toolCallId.slice(1)), input);
 }
 
 function textOf(body: ToolCallResponseBody): string {

@@ -89,7 +89,11 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ["no room for any call", { ...base, maxConcurrentCalls: 0 }, /options\.maxConcurrentCalls: must be > 0/],
     ["a fractional tool timeout", { ...base, toolTimeoutMs: 1.5 }, /options\.toolTimeoutMs: must be an integer/],
     ["an input limit given as a string", { ...base, maxInputBytes: "1" }, /options\.maxInputBytes: must be a number/],
-    ["a grace past a timer's longest delay", { ...base, reconnectGraceMs: 2 ** 31 }, /options\.reconnectGraceMs: must be at most 2147483647/],
+    [
+      "a grace past a timer's longest delay",
+      { ...base, reconnectGraceMs: 2 ** 31 },
+      /options\.reconnectGraceMs: must be at most 2147483647/,
+    ],
     ["a negative cache age", { ...base, callLimits: { cacheAgeMs: -1 } }, /options\.callLimits\.cacheAgeMs: must be > 0/],
     ["a fractional maxConcurrentCalls", { ...base, maxConcurrentCalls: 2.5 }, /options\.maxConcurrentCalls: must be an integer/],
     ...badSandboxOptions(base, cloud),

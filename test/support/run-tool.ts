@@ -34,5 +34,7 @@ export async function runTool(
     progress: () => undefined,
     ...options.context,
   };
-  return new Promise((resolve) => executeTool(tool, checked.value, context, options.maxResultChars ?? 32_000, resolve));
+  return new Promise((resolve) =>
+    executeTool(tool, checked.value, context, options.maxResultChars ?? 32_000, (_token, outcome) => resolve(outcome), undefined),
+  );
 }

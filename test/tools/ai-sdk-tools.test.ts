@@ -11,7 +11,7 @@ import { executeTool as executeWithCallback, fromAiSdkTools, type ToolCallContex
 import type { ClientTool, ExecutionOutcome } from "../../src/tools/index.js";
 
 const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallContext): Promise<ExecutionOutcome> =>
-  new Promise((resolve) => executeWithCallback(tool, input, callContext, 32_000, resolve));
+  new Promise((resolve) => executeWithCallback(tool, input, callContext, 32_000, (_token, outcome) => resolve(outcome), undefined));
 
 function context(signal = new AbortController().signal): ToolCallContext {
   return { signal, toolCallId: "call-7", agentId: "agent", conversationId: "conv", progress: () => undefined };

@@ -17,7 +17,9 @@ const executeTool = (
   callContext: ToolCallContext,
   options: { maxResultChars?: number } = {},
 ): Promise<ExecutionOutcome> =>
-  new Promise((resolve) => executeWithCallback(tool, input, callContext, options.maxResultChars ?? 32_000, resolve));
+  new Promise((resolve) =>
+    executeWithCallback(tool, input, callContext, options.maxResultChars ?? 32_000, (_token, outcome) => resolve(outcome), undefined),
+  );
 
 function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   return {
@@ -181,7 +183,8 @@ describe("executeTool", () => {
       {},
       context(),
       32_000,
-      (outcome) => (seen = outcome),
+      (_token, outcome) => (seen = outcome),
+      undefined,
     );
     expect(seen).toEqual({ kind: "ok", content: [{ type: "text", text: "now" }] });
   });
