@@ -76,6 +76,7 @@ export class CallTable {
     this.#deadlines.add(record);
     if (busy) this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
     else this.#run(record, request);
+    if (record.state === "running") this.#deadlines.watch(record);
     return busy ? "busy" : reused ? "reused" : "started";
   }
 

@@ -2,7 +2,8 @@
  * Deadlines of running calls with ONE timer per distinct timeout: calls that share a timeout reach
  * their deadlines in the order they started, so each timeout keeps a FIFO of its running calls and
  * a timer for its head. A call costs an array slot, not a timer; clearing 100,000 calls is one
- * `clearTimeout` per timeout. This is where the table's running calls are counted and found.
+ * `clearTimeout` per timeout; a call that settles in its first step (a synchronous tool) arms none.
+ * This is where the table's running calls are counted and found.
  */
 import type { TimerHandle, Timers } from "../internal/timers.js";
 import { RecordQueue, type CallRecord } from "./call-record.js";
@@ -37,13 +38,18 @@ export class DeadlineQueue {
     return [...this.#lanes.values()].filter((lane) => lane.timer !== undefined).length;
   }
 
-  /** A call starts running (calls are added in start order). */
+  /** A call starts running (calls are added in start order); `watch` it once it still runs after its first step. */
   add(record: CallRecord): void {
     const lane = this.#lanes.get(record.timeoutMs) ?? { queue: new RecordQueue("running"), timer: undefined };
     this.#lanes.set(record.timeoutMs, lane);
     lane.queue.push(record);
     this.size++;
-    if (lane.timer === undefined) this.#arm(lane, record.timeoutMs);
+  }
+
+  /** Make sure the lane of a running call has its timer (a call that settled at once never needs one). */
+  watch(record: CallRecord): void {
+    const lane = this.#lanes.get(record.timeoutMs);
+    if (lane !== undefined && lane.timer === undefined) this.#arm(lane, record.timeoutMs);
   }
 
   /** `record` left the running state; the timer goes with the lane's last running call (the lane stays for the next). */

@@ -97,13 +97,15 @@ export class ToolCallDispatcher {
     if (kind === "response") return this.#send(requestId, detail as ToolCallResponseBody);
     const { observer, events } = this.#options;
     observer.toolCall(kind, record!, requestId, detail);
-    const name = `tool-call-${kind}` as const;
+    const name = CALL_EVENTS[kind];
     if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
     return undefined;
   };
 }
 
 type CallReport = "start" | "end" | "late" | "progress";
+/** The event of each report, spelled once (a name built per call would be a new string per lookup). */
+const CALL_EVENTS = { start: "tool-call-start", end: "tool-call-end", late: "tool-call-late", progress: "tool-call-progress" } as const;
 
 /** The payload of a `tool-call-<kind>` event. */
 function callEvent(kind: CallReport, record: CallRecord, requestId: string, detail: unknown): SessionEvents[`tool-call-${CallReport}`][0] {
