@@ -57,7 +57,8 @@ export class DeadlineQueue {
     const lane = this.#lanes.get(record.timeoutMs);
     if (lane === undefined) return;
     this.size--;
-    if (lane.timer === undefined || lane.queue.peek() !== undefined) return;
+    // Peek always: it is what lets the lane's queue drop settled records (a lane without a timer too).
+    if (lane.queue.peek() !== undefined || lane.timer === undefined) return;
     this.#timers.clearTimeout(lane.timer);
     lane.timer = undefined;
   }
