@@ -13,7 +13,7 @@ export interface CallKey {
   readonly conversationId: string;
   /** The model's id for the tool call. Not an identity on its own: providers reuse ids across turns. */
   readonly toolCallId: string;
-  /** The digest of the call's canonical input ({@link inputDigest}). */
+  /** The digest of the call's canonical input: the canonical JSON itself up to 64 characters, else `#` + its SHA-256. */
   readonly inputDigest: string;
 }
 
