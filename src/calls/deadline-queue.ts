@@ -40,8 +40,7 @@ export class DeadlineQueue {
 
   /** A call starts running (calls are added in start order); `watch` it once it still runs after its first step. */
   add(record: CallRecord): void {
-    const lane = this.#lanes.get(record.timeoutMs) ?? { queue: new RecordQueue("running"), timer: undefined };
-    this.#lanes.set(record.timeoutMs, lane);
+    const lane = this.#lanes.get(record.timeoutMs) ?? this.#open(record.timeoutMs);
     lane.queue.push(record);
     this.size++;
   }
@@ -68,6 +67,12 @@ export class DeadlineQueue {
     for (const lane of this.#lanes.values()) if (lane.timer !== undefined) this.#timers.clearTimeout(lane.timer);
     this.#lanes.clear();
     this.size = 0;
+  }
+
+  #open(timeoutMs: number): Lane {
+    const lane: Lane = { queue: new RecordQueue("running"), timer: undefined };
+    this.#lanes.set(timeoutMs, lane);
+    return lane;
   }
 
   #arm(lane: Lane, timeoutMs: number): void {
