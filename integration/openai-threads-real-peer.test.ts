@@ -9,6 +9,7 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { OpenAiBridge } from "../src/openai/index.js";
 import type { ModelRequest, ScriptedModelServer, ScriptedReply } from "../test/support/scripted-model-server.js";
+import { leaveMidStream } from "../test/support/leave-mid-stream.js";
 import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 
 const KEY_A = "key-of-client-a";
@@ -167,23 +168,18 @@ describe("threads of the OpenAI chat bridge", () => {
 
   it("a client that goes away mid-stream stops the turn; the thread answers the next request", async () => {
     const headers = { "x-toolrelay-thread": "leaving-thread" };
-    const controller = new AbortController();
-    const stream = await clientA.chat.completions.create(
-      { model: "letta-code", messages: [{ role: "user", content: "SLOW leave" }], stream: true },
-      { headers, signal: controller.signal },
-    );
-    const finishes: Array<string | null | undefined> = [];
-    for await (const chunk of stream) {
-      finishes.push(chunk.choices[0]?.finish_reason);
-      controller.abort();
-    }
-    expect(finishes).toEqual([null]); // only the opening chunk: the answer never finished
+    expect(await leaveMidStream(clientA, "SLOW leave", headers)).toEqual([null]); // only the opening chunk: the answer never finished
     await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === "leaving-thread")?.busy).toBe(false), {
       timeout: 10_000,
     });
     const next = await ask(clientA, [{ role: "user", content: "turn-back" }], { headers });
     expect(next.text).toContain("turn-back");
-    // The runtime was told to stop the turn the client left.
-    expect(JSON.stringify(model.requests.find((request) => request.lastUserText === "turn-back")!.messages)).toContain("interrupted");
+    // The bridge told the runtime to stop the turn the client left (the abort_message itself is
+    // asserted on the scripted runtime, test/openai/bridge-threads.test.ts). The real 0.32.18 does
+    // not always take an abort (docs/protocol.md#abort: answered `aborted: false`, the turn runs on
+    // to `end_turn`), so its history holds either the interruption ("The user interrupted the active
+    // stream", the left message dropped) or the finished slow answer; either way that turn is over.
+    const history = JSON.stringify(model.requests.find((request) => request.lastUserText === "turn-back")!.messages);
+    expect(history.includes("interrupted") || history.includes("slow answer"), history.slice(-400)).toBe(true);
   });
 });

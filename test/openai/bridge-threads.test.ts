@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../src/openai/index.js";
 import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
+import { leaveMidStream } from "../support/leave-mid-stream.js";
 
 const readFile = {
   type: "function" as const,
@@ -102,6 +103,21 @@ describe("streaming", () => {
       .stream({ model: "letta-code", messages: [{ role: "user", content: "SLOW client" }] })
       .finalChatCompletion();
     expect(streamed.choices[0]!.message.content).toBe("echo: SLOW client");
+  });
+});
+
+describe("a client that goes away", () => {
+  it("mid-stream: the bridge writes abort_message for the thread's turn, and the thread answers the next request", async () => {
+    const { bridge, client, runtime } = await setup();
+    const headers = { "x-toolrelay-thread": "leaving" };
+    expect(await leaveMidStream(client, "SLOW leave", headers)).toEqual([null]);
+    await vi.waitFor(() => expect(runtime.frames.filter((frame) => frame.type === "abort_message")).toHaveLength(1), { timeout: 5_000 });
+    await vi.waitFor(() => expect(bridge.threads().find((thread) => thread.id === "leaving")?.busy).toBe(false), { timeout: 5_000 });
+    const next = await client.chat.completions.create(
+      { model: "letta-code", messages: [{ role: "user", content: "turn-back" }] },
+      { headers },
+    );
+    expect(next.choices[0]!.message.content).toBe("echo: turn-back");
   });
 });
 
