@@ -8,6 +8,7 @@
 import { DEFAULT_MAX_JSON_DEPTH, parseJson } from "../internal/safe-json.js";
 import { formatIssues } from "./format-issues.js";
 import { inboundFrameSchemasByType, type InboundFrame } from "./inbound-frame.js";
+import { isPlainExternalToolCallRequest } from "./tool-call-frames.js";
 import { outboundFrameSchemasByType, type OutboundFrame } from "./outbound-frame.js";
 import type { z } from "zod";
 
@@ -43,7 +44,12 @@ export interface DecodeFrameOptions {
 
 /** Decode one runtime→client message. Never throws. */
 export function decodeFrame(text: string, options: DecodeFrameOptions = {}): DecodedFrame {
-  return decodeWith<InboundFrame>(text, inboundFrameSchemasByType, options);
+  return decodeWith<InboundFrame>(text, inboundFrameSchemasByType, options, quickAcceptInbound);
+}
+
+/** The hot frame is accepted without zod when it is plainly well formed (else zod decides). */
+function quickAcceptInbound(type: string, record: Record<string, unknown>): boolean {
+  return type === "external_tool_call_request" && isPlainExternalToolCallRequest(record);
 }
 
 /**
@@ -64,7 +70,12 @@ export function extractEnvelope(value: Record<string, unknown>): FrameEnvelope {
   return envelope;
 }
 
-function decodeWith<TFrame>(text: string, schemas: ReadonlyMap<string, z.ZodType>, options: DecodeFrameOptions): DecodedFrame<TFrame> {
+function decodeWith<TFrame>(
+  text: string,
+  schemas: ReadonlyMap<string, z.ZodType>,
+  options: DecodeFrameOptions,
+  quickAccept?: (type: string, record: Record<string, unknown>) => boolean,
+): DecodedFrame<TFrame> {
   try {
     if (typeof text !== "string") return { kind: "invalid", error: "frame is not text", envelope: {} };
     const parsed = parseJson(text, options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
@@ -77,6 +88,7 @@ function decodeWith<TFrame>(text: string, schemas: ReadonlyMap<string, z.ZodType
     const envelope = extractEnvelope(record);
     const type = record.type;
     if (typeof type !== "string") return { kind: "invalid", error: 'frame has no string "type"', envelope };
+    if (quickAccept?.(type, record) === true) return { kind: "frame", frame: record as TFrame, envelope };
     const schema = schemas.get(type);
     if (schema === undefined) return { kind: "unknown", type, envelope };
     const result = schema.safeParse(record);

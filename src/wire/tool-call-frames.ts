@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { wireContentBlockSchema } from "./content.js";
-import { jsonObjectSchema } from "./json-object.js";
+import { isJsonObject, jsonObjectSchema } from "./json-object.js";
 import { inboundRuntimeScopeSchema } from "./runtime-scope.js";
 
 /** One client tool as the runtime sees it. */
@@ -92,3 +92,19 @@ export const externalToolCallRequestFrameSchema = z.looseObject({
   input: jsonObjectSchema,
 });
 export type ExternalToolCallRequestFrame = z.infer<typeof externalToolCallRequestFrameSchema>;
+
+/**
+ * A quick accept of the one frame on every call's path: `true` only for a frame that
+ * {@link externalToolCallRequestFrameSchema} accepts (a property test holds it to that). Anything
+ * else goes to the schema, which accepts it or says what is wrong; so this never decides a refusal.
+ */
+export function isPlainExternalToolCallRequest(frame: Record<string, unknown>): boolean {
+  const { runtime, scope_id: scopeId } = frame;
+  if (typeof frame.request_id !== "string" || typeof frame.tool_call_id !== "string" || typeof frame.tool_name !== "string") return false;
+  if (scopeId !== undefined && typeof scopeId !== "string") return false;
+  if (!isJsonObject(frame.input) || frame.type !== "external_tool_call_request") return false;
+  if (runtime === undefined) return true;
+  if (!isJsonObject(runtime) || typeof runtime.conversation_id !== "string") return false;
+  const { agent_id: agentId, acting_user_id: actingUserId } = runtime;
+  return (agentId === null || typeof agentId === "string") && (actingUserId === undefined || typeof actingUserId === "string");
+}
