@@ -27,14 +27,14 @@ export class CallTable {
   #lostAt: number | undefined;
   #graceTimer: TimerHandle | undefined;
   #closeReason: string | undefined;
-  /** Times are kept relative to this (small integers, not heap numbers, in every record). */
-  #origin: number;
+  /** The clock reading (`timers.now()`, epoch ms by default) of table time 0: a record's times are relative to it (small integers, not heap numbers). */
+  readonly origin: number;
 
   constructor(options: CallTableOptions) {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
     this.#output = options.output;
     this.#timers = options.timers ?? systemTimers;
-    this.#origin = this.#timers.now();
+    this.origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
     this.#deadlines = new DeadlineQueue(
       this.#timers,
@@ -57,7 +57,8 @@ export class CallTable {
 
   /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
-    this.#store.evict(this.#now());
+    const now = this.#now();
+    this.#store.evict(now);
     let record = this.#store.newest(request.key.toolCallId);
     let reused = false;
     for (; record !== undefined && !sameCall(record, request.key); record = record.older) reused ||= sameScope(record, request.key);
@@ -70,7 +71,7 @@ export class CallTable {
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
-    record = new CallRecord(request.key, request.toolName, request.tool, this.#now(), timeoutMs, delivery);
+    record = new CallRecord(request.key, request.toolName, request.tool, now, timeoutMs, delivery);
     this.#store.add(record);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
@@ -260,7 +261,7 @@ export class CallTable {
   }
 
   #now(): number {
-    return this.#timers.now() - this.#origin;
+    return this.#timers.now() - this.origin;
   }
 
   #clearGrace(): void {

@@ -121,11 +121,14 @@ export class SessionObserver {
     this.#options.log.write("warn", "tool", "tool call refused", { toolName, requestId, reason });
   }
 
-  /** What the call table reports (its output callback, responses excepted). Nothing is built for a log or tracer that is off. */
-  toolCall(kind: "start" | "end" | "late" | "progress", record: CallRecord, requestId: string, detail: unknown): void {
+  /**
+   * What the call table reports (its output callback, responses excepted); `origin`: the clock
+   * reading the record's times count from. Nothing is built for a log or tracer that is off.
+   */
+  toolCall(kind: "start" | "end" | "late" | "progress", record: CallRecord, requestId: string, detail: unknown, origin: number): void {
     const { log } = this.#options;
     if (kind === "start" && this.#turn !== undefined) this.#callParents.set(record, this.#turn);
-    if (kind === "end") return void this.#toolCallEnded(record);
+    if (kind === "end") return void this.#toolCallEnded(record, origin);
     if (!log.enabled("tool")) return;
     const ids = { toolName: record.toolName, toolCallId: record.toolCallId };
     if (kind === "start") log.write("info", "tool", "tool call start", { ...ids, requestId });
@@ -133,7 +136,7 @@ export class SessionObserver {
     else log.write("debug", "tool", "tool call progress", this.#options.logPayloads ? { ...ids, message: String(detail) } : ids);
   }
 
-  #toolCallEnded(record: CallRecord): void {
+  #toolCallEnded(record: CallRecord, origin: number): void {
     const { log, tracing, logPayloads } = this.#options;
     const turn = this.#callParents.get(record) ?? this.#turn;
     if (turn !== undefined) turn.toolCalls++;
@@ -141,38 +144,36 @@ export class SessionObserver {
     if (!logged && !tracing.enabled) return;
     const outcome = record.outcome!;
     const durationMs = record.settledAt - record.startedAt;
-    const requestIds = record.deliveries.map((delivery) => delivery.requestId);
+    const requestIds = () => record.deliveries.map((delivery) => delivery.requestId);
     if (logged) {
       const fields: LogFields = {
         toolName: record.toolName,
         toolCallId: record.toolCallId,
         outcome: outcome.kind,
         durationMs,
-        requestIds,
+        requestIds: requestIds(),
       };
       if (logPayloads && "content" in outcome) fields.result = safeJson(outcome.content);
       log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
     }
     if (!tracing.enabled) return;
-    const span = tracing.start(
-      `execute_tool ${record.toolName}`,
-      {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": record.toolName,
-        "gen_ai.tool.call.id": record.toolCallId,
-        "toolrelay.agent.id": record.agentId,
-        "toolrelay.conversation.id": record.conversationId,
-        "toolrelay.connection.id": record.connectionId,
+    const attributes = {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": record.toolName,
+      "gen_ai.tool.call.id": record.toolCallId,
+      "toolrelay.agent.id": record.agentId,
+      "toolrelay.conversation.id": record.conversationId,
+      "toolrelay.connection.id": record.connectionId,
+    };
+    tracing.leaf(`execute_tool ${record.toolName}`, attributes, turn?.span, origin + record.startedAt, () => ({
+      attributes: {
+        "toolrelay.tool_call.outcome": outcome.kind,
+        "toolrelay.request.ids": requestIds(),
+        "toolrelay.duration_ms": durationMs,
       },
-      turn?.span,
-      record.startedAt,
-    );
-    tracing.end(
-      span,
-      { "toolrelay.tool_call.outcome": outcome.kind, "toolrelay.request.ids": requestIds, "toolrelay.duration_ms": durationMs },
-      outcome.kind === "ok" ? undefined : outcome.kind,
-      record.settledAt,
-    );
+      failure: outcome.kind === "ok" ? undefined : outcome.kind,
+      endTime: origin + record.settledAt,
+    }));
   }
 
   #ids(): ObservedScope {

@@ -20,6 +20,15 @@ export interface TelemetrySpan {
   setStatus(status: { code: number; message?: string }): unknown;
   /** End the span, at `endTime` (epoch milliseconds) when given. */
   end(endTime?: number): void;
+  /** `false` for a span that records nothing (no-op or sampled out); its attributes are then not built. */
+  isRecording?(): boolean;
+}
+
+/** How a {@link SessionTracing.leaf} span ends. */
+export interface SpanEnding {
+  attributes: TelemetryAttributes;
+  failure: string | undefined;
+  endTime: number;
 }
 
 /** The member of an OpenTelemetry `Tracer` toolrelay uses (`trace.getTracer("my-app")` is one). */
@@ -102,6 +111,25 @@ export class SessionTracing {
     } catch {
       return undefined; // A tracer that throws must not break the session.
     }
+  }
+
+  /**
+   * A span with no children, started at `startTime` and ended at `endTime` now: no child context
+   * is made, and `ending` is not called for a span that does not record (OpenTelemetry's no-op
+   * tracer, or one sampled out).
+   */
+  leaf(name: string, attributes: TelemetryAttributes, parent: OpenSpan | undefined, startTime: number, ending: () => SpanEnding): void {
+    const tracer = this.#tracer;
+    if (tracer === undefined) return;
+    let span: TelemetrySpan;
+    try {
+      span = tracer.startSpan(name, { attributes, startTime }, parent?.context ?? this.#api?.context.active());
+      if (span.isRecording?.() === false) return void span.end();
+    } catch {
+      return; // as in start
+    }
+    const { attributes: endAttributes, failure, endTime } = ending();
+    this.end({ span, context: undefined }, endAttributes, failure, endTime);
   }
 
   /** End `open` with `attributes` and an ok or error status. */

@@ -96,7 +96,7 @@ export class ToolCallDispatcher {
   #output: CallTableOutput = (kind, record, requestId, detail) => {
     if (kind === "response") return this.#send(requestId, detail as ToolCallResponseBody);
     const { observer, events } = this.#options;
-    observer.toolCall(kind, record!, requestId, detail);
+    observer.toolCall(kind, record!, requestId, detail, this.table.origin);
     const name = CALL_EVENTS[kind];
     if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
     return undefined;

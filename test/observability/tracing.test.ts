@@ -46,6 +46,10 @@ async function runtimeCallingBoth() {
   });
 }
 
+function epochMs([seconds, nanoseconds]: readonly [number, number]): number {
+  return seconds * 1000 + nanoseconds / 1e6;
+}
+
 function allAttributeText(spans: readonly ReadableSpan[]): string {
   return JSON.stringify(spans.map((span) => [span.name, span.attributes, span.status, span.events]));
 }
@@ -79,6 +83,10 @@ describe("tracing", () => {
       expect(call.attributes["gen_ai.tool.call.id"]).toEqual(expect.any(String));
       expect(call.attributes["toolrelay.duration_ms"]).toEqual(expect.any(Number));
       expect(call.attributes["toolrelay.request.ids"]).toHaveLength(1);
+      // A call runs inside its turn: its span too (times are wall-clock ms, to a millisecond).
+      expect(epochMs(call.startTime)).toBeGreaterThanOrEqual(epochMs(turn!.startTime) - 1);
+      expect(epochMs(call.endTime)).toBeLessThanOrEqual(epochMs(turn!.endTime) + 1);
+      expect(epochMs(call.endTime)).toBeGreaterThanOrEqual(epochMs(call.startTime));
     }
     const ok = calls.find((span) => span.name === "execute_tool get_weather")!;
     const failed = calls.find((span) => span.name === "execute_tool broken")!;
