@@ -117,7 +117,8 @@ export class CallStore {
 }
 
 export function isHolding(record: CallRecord): boolean {
-  return record.deliveries.some((delivery) => delivery.state === "held");
+  for (const delivery of record.deliveries) if (delivery.state === "held") return true;
+  return false;
 }
 
 function contentChars(content: readonly WireContentBlock[]): number {

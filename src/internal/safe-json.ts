@@ -10,9 +10,10 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; error:
 export const DEFAULT_MAX_JSON_DEPTH = 256;
 
 export function parseJson(text: string, maxDepth = DEFAULT_MAX_JSON_DEPTH): JsonParseResult {
-  // Nesting deeper than maxDepth needs more than maxDepth opening brackets: most frames have a
-  // handful, counted with native searches, and skip the character-by-character scan.
-  if (!fewOpeners(text, maxDepth) && measureJsonDepth(text, maxDepth) > maxDepth) {
+  // Nesting deeper than maxDepth needs more than maxDepth opening brackets (so a text at least that
+  // long): most frames are shorter, or have a handful, counted with native searches, and skip the
+  // character-by-character scan.
+  if (text.length > maxDepth && !fewOpeners(text, maxDepth) && measureJsonDepth(text, maxDepth) > maxDepth) {
     return { ok: false, error: `JSON nested deeper than ${maxDepth} levels` };
   }
   try {
