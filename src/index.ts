@@ -49,7 +49,7 @@ export type {
 } from "./tools/index.js";
 export { defineToolSource } from "./tools/index.js";
 export type { CallOutcome, CallKey } from "./calls/index.js";
-export { ToolCallAbortError } from "./calls/index.js";
+export { ToolCallAbortError } from "./tools/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
 export type { LinkState } from "./transport/runtime-link.js";
 export type { Logger, LogFields } from "./observability/logger.js";
@@ -63,7 +63,7 @@ export type { TelemetryTracer, TelemetrySpan, TelemetryAttributes } from "./obse
 export type { ExecutionOutcome } from "./tools/execute-tool.js";
 export type { PreflightOutcome } from "./calls/call-outcome.js";
 export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";
-export type { ToolCallAbortKind } from "./calls/call-abort-reason.js";
+export type { ToolCallAbortKind } from "./tools/index.js";
 export type { ToolReturnObject } from "./tools/tool-result.js";
 export type { ToolJsonSchema } from "./tools/tool-json-schema.js";
 export type { ToolrelayErrorOptions } from "./errors.js";

@@ -27,23 +27,8 @@ export function sameScope(left: CallKey, right: CallKey): boolean {
   return left.conversationId === right.conversationId && left.agentId === right.agentId && left.connectionId === right.connectionId;
 }
 
-/** The digest of a canonical input text ({@link canonicalJson}): the text itself up to 64 characters, else `#` + its SHA-256 in base64url. */
+/** The digest of a canonical input text (`canonicalJson`, internal/canonical-json.ts): the text itself up to 64 characters, else `#` + its SHA-256 in base64url. */
 export function inputDigest(canonicalText: string): string {
   if (canonicalText.length <= 64) return canonicalText === "{}" ? "{}" : canonicalText;
   return `#${createHash("sha256").update(canonicalText).digest("base64url")}`;
-}
-
-/**
- * JSON with object keys sorted at every level, so that equal inputs have one text whatever their
- * key order; its UTF-8 length is the input's size. Joined, not concatenated, so the text is flat (no
- * rope kept alive by a digest). Inputs come from a decoded frame (depth-capped, no cycles).
- */
-export function canonicalJson(value: unknown): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return ["[", value.map(canonicalJson).join(","), "]"].join("");
-  const record = value as Record<string, unknown>;
-  const members = Object.keys(record)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-  return ["{", members.join(","), "}"].join("");
 }

@@ -6,8 +6,7 @@
  * is held. No sockets. See docs/settlement.md.
  */
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, type ClientTool, type InputValidation } from "../tools/index.js";
-import { ToolCallAbortError } from "./call-abort-reason.js";
+import { executeTool, ToolCallAbortError, type ClientTool, type InputValidation } from "../tools/index.js";
 import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";

@@ -6,7 +6,7 @@
  * the runtime waits for a client tool (`"tool_calls"`: the turn stays open, its calls pending,
  * until the next request brings their results). See docs/openai-bridge.md.
  */
-import { ToolCallAbortError } from "../calls/index.js";
+import { ToolCallAbortError } from "../tools/index.js";
 import { createSession } from "../session/create-session.js";
 import type { MessageInput, Session } from "../session/session.js";
 import type { AgentOptions, BackendOptions } from "../session/session-options.js";

@@ -6,7 +6,7 @@
  * the tool and validates its own arguments. A call is handed to the thread's `execute`, which
  * resolves only when the client sends the result in a later HTTP request.
  */
-import { canonicalJson } from "../calls/index.js";
+import { canonicalJson } from "../internal/canonical-json.js";
 import { isToolrelayError } from "../errors.js";
 import {
   defineTool,

@@ -1,4 +1,5 @@
-import { canonicalJson, inputDigest } from "../calls/index.js";
+import { inputDigest } from "../calls/index.js";
+import { canonicalJson } from "../internal/canonical-json.js";
 import type { ControlRequestFrame, InputFrame } from "../wire/index.js";
 import type { OwnRuntime } from "./own-runtime.js";
 

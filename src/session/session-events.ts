@@ -1,5 +1,5 @@
 import type { ToolrelayError } from "../errors.js";
-import type { CallOutcome } from "../calls/index.js";
+import type { CallOutcome, CallRecord } from "../calls/index.js";
 import type { LinkState } from "../transport/runtime-link.js";
 
 /** A client tool's callback starts (its input was valid). */
@@ -103,4 +103,29 @@ export interface SessionEvents {
   "tools-change": [event: ToolsChangeEvent];
   /** Problems the session handled itself (a dropped link, an invalid frame, a failing callback). Never thrown. */
   error: [error: ToolrelayError];
+}
+
+type CallReport = "start" | "end" | "late" | "progress";
+/** The event of each report, spelled once (a name built per call would be a new string per lookup). */
+export const CALL_EVENTS = {
+  start: "tool-call-start",
+  end: "tool-call-end",
+  late: "tool-call-late",
+  progress: "tool-call-progress",
+} as const;
+
+/** The payload of a `tool-call-<kind>` event. */
+export function callEvent(
+  kind: CallReport,
+  record: CallRecord,
+  requestId: string,
+  detail: unknown,
+): SessionEvents[`tool-call-${CallReport}`][0] {
+  const { toolName, toolCallId, agentId, conversationId, outcome } = record;
+  if (kind === "start") return { toolName, toolCallId, requestId, agentId, conversationId };
+  if (kind === "late") return { toolName, toolCallId, outcome: (detail as NonNullable<CallRecord["outcome"]>).kind };
+  if (kind === "progress") return { toolName, toolCallId, message: detail as string };
+  const requestIds = record.deliveries.map((delivery) => delivery.requestId);
+  const durationMs = record.settledAt - record.startedAt;
+  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome!.kind, detail: outcome!, durationMs };
 }

@@ -6,14 +6,15 @@
  * session events (built only when someone listens).
  */
 import type { EventEmitter } from "eventemitter3";
-import { CallTable, canonicalJson, inputDigest, type CallLimits, type CallRecord, type CallTableOutput } from "../calls/index.js";
+import { canonicalJson } from "../internal/canonical-json.js";
+import { CallTable, inputDigest, type CallLimits, type CallTableOutput } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { SessionObserver } from "../observability/session-observer.js";
 import type { ToolLookup } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ExternalToolCallRequestFrame, ToolCallResponseBody } from "../wire/index.js";
 import type { OwnRuntime } from "./own-runtime.js";
-import type { SessionEvents } from "./session-events.js";
+import { CALL_EVENTS, callEvent, type SessionEvents } from "./session-events.js";
 
 export interface ToolCallDispatcherOptions {
   link: RuntimeLink;
@@ -101,21 +102,6 @@ export class ToolCallDispatcher {
     if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
     return undefined;
   };
-}
-
-type CallReport = "start" | "end" | "late" | "progress";
-/** The event of each report, spelled once (a name built per call would be a new string per lookup). */
-const CALL_EVENTS = { start: "tool-call-start", end: "tool-call-end", late: "tool-call-late", progress: "tool-call-progress" } as const;
-
-/** The payload of a `tool-call-<kind>` event. */
-function callEvent(kind: CallReport, record: CallRecord, requestId: string, detail: unknown): SessionEvents[`tool-call-${CallReport}`][0] {
-  const { toolName, toolCallId, agentId, conversationId, outcome } = record;
-  if (kind === "start") return { toolName, toolCallId, requestId, agentId, conversationId };
-  if (kind === "late") return { toolName, toolCallId, outcome: (detail as NonNullable<CallRecord["outcome"]>).kind };
-  if (kind === "progress") return { toolName, toolCallId, message: detail as string };
-  const requestIds = record.deliveries.map((delivery) => delivery.requestId);
-  const durationMs = record.settledAt - record.startedAt;
-  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome!.kind, detail: outcome!, durationMs };
 }
 
 function tooLong(field: string, value: string, limit: number): string | undefined {

@@ -13,7 +13,7 @@
  *
  * All per-call cleanup (abort listener, entry) happens in one `finish`, once.
  */
-import { ToolCallAbortError } from "../calls/index.js";
+import { ToolCallAbortError } from "../tools/index.js";
 import type { ToolCallContext, ToolResult } from "../tools/index.js";
 import type { SidecarFrame } from "./sidecar-frames.js";
 

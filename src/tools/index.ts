@@ -45,3 +45,4 @@ export { findProtoKey, type InputIssue, type InputValidation } from "./input-iss
 export { executeTool, type ExecutionOutcome } from "./execute-tool.js";
 export { defineToolSource, isToolSource, type OpenToolSource, type ToolSource } from "./tool-source.js";
 export { fromAiSdkTools, type AiSdkToolLike, type FromAiSdkToolsOptions } from "./ai-sdk-tools.js";
+export { ToolCallAbortError, type ToolCallAbortKind } from "./tool-call-abort-error.js";

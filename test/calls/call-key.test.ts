@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, inputDigest, sameCall, type CallKey } from "../../src/calls/index.js";
+import { inputDigest, sameCall, type CallKey } from "../../src/calls/index.js";
+import { canonicalJson } from "../../src/internal/canonical-json.js";
 
 const key = (connectionId: string, agentId: string, conversationId: string, toolCallId: string): CallKey => ({
   connectionId,

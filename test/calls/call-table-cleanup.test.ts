@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { CallTable, ToolCallAbortError } from "../../src/calls/index.js";
+import { CallTable } from "../../src/calls/index.js";
+import { ToolCallAbortError } from "../../src/tools/index.js";
 import { defineTool } from "../../src/tools/index.js";
 import { callRequest, createHarness, deferredTool, flushMicrotasks, instantTool } from "./table-harness.js";
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { ToolCallAbortError } from "../../src/calls/index.js";
+import { ToolCallAbortError } from "../../src/tools/index.js";
 import { defineTool, errorResult } from "../../src/tools/index.js";
 import { createHarness, deferredTool, flushMicrotasks, instantTool, text } from "./table-harness.js";
 

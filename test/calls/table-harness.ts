@@ -4,9 +4,9 @@
  * request builders. Uses the global (fake) timers through `systemTimers`.
  */
 import { z } from "zod";
+import { canonicalJson } from "../../src/internal/canonical-json.js";
 import {
   CallTable,
-  canonicalJson,
   inputDigest,
   type CallKey,
   type CallLimits,

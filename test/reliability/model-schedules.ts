@@ -17,7 +17,8 @@
 import fc from "fast-check";
 import { vi } from "vitest";
 import { z } from "zod";
-import { CallTable, canonicalJson, inputDigest, type CallRecord, type RequestDisposition } from "../../src/calls/index.js";
+import { canonicalJson } from "../../src/internal/canonical-json.js";
+import { CallTable, inputDigest, type CallRecord, type RequestDisposition } from "../../src/calls/index.js";
 import { defineTool } from "../../src/tools/index.js";
 import type { ToolCallResponseBody } from "../../src/wire/index.js";
 

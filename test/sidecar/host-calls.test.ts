@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { ToolCallAbortError } from "../../src/calls/index.js";
+import { ToolCallAbortError } from "../../src/tools/index.js";
 import { HostCalls, HostToolError, REMEMBERED_FINISHED_CALLS, type HostCallRequest } from "../../src/sidecar/host-calls.js";
 import type { SidecarFrame } from "../../src/sidecar/sidecar-frames.js";
 

@@ -98,7 +98,10 @@ describe("answers written while a chunk is handled leave together", () => {
     for (let index = 0; index < 40; index++) server.sockets[0]!.send(request(index));
     runtimeStream.uncork();
 
-    await until(() => server.received.length === 40, () => `40 answers (${server.received.length} so far)`);
+    await until(
+      () => server.received.length === 40,
+      () => `40 answers (${server.received.length} so far)`,
+    );
     expect(server.received.map((text) => JSON.parse(text).request_id)).toEqual(
       Array.from({ length: 40 }, (_, index) => `external-tool-${index}`),
     );
