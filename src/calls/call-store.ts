@@ -21,6 +21,8 @@ export class CallStore {
   #settled = new RecordQueue("settled");
   #forgotten = new RecordQueue("forgotten");
   #cachedChars = 0;
+  /** No age bound is due before this table time (so a request need not look). */
+  #ageDueAt = Infinity;
 
   constructor(limits: CallLimits) {
     this.#limits = limits;
@@ -36,9 +38,9 @@ export class CallStore {
     return this.#byRequestId.get(requestId);
   }
 
-  /** A new record heads its tool call id's chain, which keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
-  add(record: CallRecord): void {
-    record.older = this.#byToolCallId.get(record.toolCallId);
+  /** A new record heads its tool call id's chain (`newest` heads it now), which keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
+  add(record: CallRecord, newest: CallRecord | undefined): void {
+    record.older = newest;
     this.#byToolCallId.set(record.toolCallId, record);
     this.#byRequestId.set(record.deliveries[0]!.requestId, record);
     let kept = record;
@@ -64,6 +66,7 @@ export class CallStore {
     if (record.response === undefined) {
       this.cachedCount++;
       this.#settled.push(record);
+      this.#ageDueAt = Math.min(this.#ageDueAt, record.settledAt + this.#limits.cacheAgeMs);
     } else {
       this.#cachedChars -= record.responseChars;
     }
@@ -109,6 +112,17 @@ export class CallStore {
       else if (newest === record) this.#byToolCallId.set(toolCallId, record.older!);
       else for (let newer = newest; newer !== undefined; newer = newer.older) if (newer.older === record) newer.older = record.older;
     }
+    const settled = this.#settled.peek();
+    const forgotten = this.#forgotten.peek();
+    this.#ageDueAt = Math.min(
+      settled ? settled.settledAt + limits.cacheAgeMs : Infinity,
+      forgotten ? forgotten.settledAt + limits.forgottenAgeMs : Infinity,
+    );
+  }
+
+  /** Apply the age bounds when one is due (count and size change only when a call settles: `evict` then). */
+  evictAged(now: number): void {
+    if (now >= this.#ageDueAt) this.evict(now);
   }
 
   #unindex(record: CallRecord): void {

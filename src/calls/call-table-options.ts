@@ -90,9 +90,9 @@ export interface CallRequest {
   epoch: number;
   key: CallKey;
   toolName: string;
-  /** The session's tool of that name, if any, and all its tool names (for the unknown-tool answer). */
+  /** The session's tool of that name, if any, and its tools (named in the unknown-tool answer). */
   tool: ClientTool | undefined;
-  toolNames: () => string[];
+  tools: { names(): string[] };
   /** The arguments as received, and their size in UTF-8 bytes of canonical JSON. */
   input: unknown;
   inputBytes: number;

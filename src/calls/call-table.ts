@@ -57,8 +57,9 @@ export class CallTable {
   /** Take one `external_tool_call_request`. Never throws. */
   request(request: CallRequest): RequestDisposition {
     const now = this.#now();
-    this.#store.evict(now);
-    let record = this.#store.newest(request.key.toolCallId);
+    this.#store.evictAged(now);
+    const newest = this.#store.newest(request.key.toolCallId);
+    let record = newest;
     let reused = false;
     for (; record !== undefined && !sameCall(record, request.key); record = record.older) reused ||= sameScope(record, request.key);
     const owner = this.#store.ownerOf(request.requestId);
@@ -71,7 +72,7 @@ export class CallTable {
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
     record = new CallRecord(request.key, request.toolName, request.tool, now, timeoutMs, delivery);
-    this.#store.add(record);
+    this.#store.add(record, newest);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
     if (busy) this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
@@ -171,7 +172,7 @@ export class CallTable {
     const { tool, inputBytes } = request;
     const limit = this.limits.maxInputBytes;
     if (tool === undefined)
-      return void this.#settle(record, { kind: "unknown-tool", toolName: request.toolName, available: request.toolNames() });
+      return void this.#settle(record, { kind: "unknown-tool", toolName: request.toolName, available: request.tools.names() });
     if (inputBytes > limit) return void this.#settle(record, { kind: "input-too-large", bytes: inputBytes, limit });
     const validation: InputValidation | Promise<InputValidation> = tool.validateInput(request.input);
     if (!(validation instanceof Promise)) return void this.#execute(record, tool, validation);

@@ -65,7 +65,7 @@ export class ToolCallDispatcher {
       key: { connectionId: link.connectionId, agentId, conversationId, toolCallId, inputDigest: inputDigest(canonical) },
       toolName,
       tool: registry.get(toolName),
-      toolNames: () => registry.names(),
+      tools: registry,
       input: frame.input,
       inputBytes: Buffer.byteLength(canonical),
     });

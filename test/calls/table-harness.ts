@@ -96,7 +96,7 @@ export function callRequest(requestId: string, toolCallId: string, options: Requ
     key: callKey(toolCallId, input, options.scope),
     toolName: options.toolName ?? tool?.name ?? "x",
     tool,
-    toolNames: () => (tool === undefined ? [] : [tool.name]),
+    tools: { names: () => (tool === undefined ? [] : [tool.name]) },
     input,
     inputBytes: Buffer.byteLength(canonical),
   };

@@ -180,7 +180,7 @@ function request(
     },
     toolName: "append_row",
     tool,
-    toolNames: () => ["append_row"],
+    tools: { names: () => ["append_row"] },
     input: INPUTS[input],
     inputBytes: 7,
   });
