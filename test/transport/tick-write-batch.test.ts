@@ -7,6 +7,8 @@ import { createServer, Socket, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
+import { systemTimers } from "../../src/internal/timers.js";
+import { listenToSocketPair, openSocketPair } from "../../src/transport/cloud-socket-pair.js";
 import { LocalLink } from "../../src/transport/local-link.js";
 import { TickWriteBatch } from "../../src/transport/tick-write-batch.js";
 import { until } from "../support/wait.js";
@@ -149,6 +151,44 @@ describe("answers written while a chunk is handled leave together", () => {
     await until(() => server.received.length === 1, "the answer");
     expect(errors).toEqual(["a link frame listener threw"]);
     expect((kept.instances[0] as unknown as { _socket: Socket })._socket.writableCorked).toBe(0);
+  });
+
+  it("cloud: a message on either socket holds both for the tick (acks and answers go out on both)", async () => {
+    const server = await startServer();
+    const pair = await openSocketPair({
+      urls: { control: server.url, stream: server.url },
+      headers: {},
+      timers: systemTimers,
+      secrets: [],
+    });
+    cleanups.push(() => {
+      pair.control.terminate();
+      pair.stream.terminate();
+    });
+    const streams = [pair.control, pair.stream].map((socket) => (socket as unknown as { _socket: Socket })._socket);
+    const corkedInListener: number[][] = [];
+    listenToSocketPair(
+      pair,
+      {
+        message: (channel, text) => {
+          corkedInListener.push(streams.map((stream) => stream.writableCorked));
+          pair.control.send(`control answers ${channel}: ${text}`);
+          pair.stream.send(`stream answers ${channel}: ${text}`);
+        },
+        ping: () => undefined,
+        pong: () => undefined,
+        close: () => undefined,
+      },
+      [],
+    );
+    await until(() => server.sockets.length === 2, "both sockets");
+    server.sockets[0]!.send("one");
+    await until(() => server.received.length === 2, "both answers");
+    expect(corkedInListener).toEqual([[1, 1]]);
+    expect(streams.map((stream) => stream.writableCorked)).toEqual([0, 0]);
+    // Which server socket is which channel is the accept order's business: the answers name it.
+    const channel = server.received[0]!.split(" ")[2]!.replace(":", "");
+    expect(server.received.sort()).toEqual([`control answers ${channel}: one`, `stream answers ${channel}: one`]);
   });
 
   it("a socket without a corkable TCP stream is left alone", () => {
