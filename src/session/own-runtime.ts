@@ -6,14 +6,17 @@
  * answers, "own" is the runtime being started when the caller named it.
  */
 import type { InboundRuntimeScope, RuntimeScope } from "../wire/index.js";
-import { sameScope, scopeOf } from "./runtime-scope-of.js";
+import { scopeOf } from "./runtime-scope-of.js";
 
 /** `mine`: answer it; `foreign`: leave it alone; `unscoped`: no scope anywhere (answer with an error). */
 export type ScopeVerdict = { kind: "mine"; scope: RuntimeScope } | { kind: "foreign"; scope: RuntimeScope } | { kind: "unscoped" };
 
+const UNSCOPED: ScopeVerdict = Object.freeze({ kind: "unscoped" });
+
 export class OwnRuntime {
   #scope: RuntimeScope | undefined;
   #expected: RuntimeScope | undefined;
+  #mine: (ScopeVerdict & { kind: "mine" }) | undefined;
 
   /** `expected`: the runtime the caller named (agent id and conversation id), if it named one. */
   constructor(expected: RuntimeScope | undefined) {
@@ -32,8 +35,11 @@ export class OwnRuntime {
   /** Whose is a frame with this scope? A frame without one belongs to this session's connection. */
   classify(inbound: InboundRuntimeScope | undefined): ScopeVerdict {
     const mine = this.#scope ?? this.#expected;
-    const scope = scopeOf(inbound);
-    if (scope === undefined) return mine === undefined ? { kind: "unscoped" } : { kind: "mine", scope: mine };
-    return mine !== undefined && sameScope(scope, mine) ? { kind: "mine", scope: mine } : { kind: "foreign", scope };
+    if (mine === undefined) return inbound === undefined ? UNSCOPED : { kind: "foreign", scope: scopeOf(inbound)! };
+    // One verdict object per scope, not per frame (every tool call asks).
+    if (this.#mine?.scope !== mine) this.#mine = { kind: "mine", scope: mine };
+    if (inbound === undefined || ((inbound.agent_id ?? "") === mine.agent_id && inbound.conversation_id === mine.conversation_id))
+      return this.#mine;
+    return { kind: "foreign", scope: scopeOf(inbound)! };
   }
 }
