@@ -44,7 +44,8 @@ export class HeartbeatWatchdog<Channel extends string> {
   #pongTimeoutMs: number;
   #pingTimer: TimerHandle | undefined;
   #deadlines = new Map<Channel, TimerHandle>();
-  #lastInboundAt = new Map<Channel, number>();
+  /** A plain object, not a Map: it is written on every inbound message. */
+  #lastInboundAt: Partial<Record<Channel, number>> = {};
   #answering = new Set<Channel>();
   #running = false;
 
@@ -71,14 +72,15 @@ export class HeartbeatWatchdog<Channel extends string> {
     if (this.#pingIntervalMs === 0) return;
     this.#running = true;
     const now = this.#options.timers.now();
-    for (const channel of this.#options.channels) this.#lastInboundAt.set(channel, now);
+    for (const channel of this.#options.channels) this.#lastInboundAt[channel] = now;
     this.#armPing();
   }
 
   /** Something arrived on `channel`: it is alive. */
   received(channel: Channel): void {
     if (!this.#running) return;
-    this.#lastInboundAt.set(channel, this.#options.timers.now());
+    this.#lastInboundAt[channel] = this.#options.timers.now();
+    if (this.#deadlines.size === 0) return;
     const deadline = this.#deadlines.get(channel);
     if (deadline !== undefined) {
       this.#options.timers.clearTimeout(deadline);
@@ -118,7 +120,7 @@ export class HeartbeatWatchdog<Channel extends string> {
     const handle = this.#options.timers.setTimeout(() => {
       this.#deadlines.delete(channel);
       if (!this.#running) return;
-      const silentForMs = this.#options.timers.now() - (this.#lastInboundAt.get(channel) ?? 0);
+      const silentForMs = this.#options.timers.now() - (this.#lastInboundAt[channel] ?? 0);
       this.stop();
       this.#options.onTimeout(channel, silentForMs);
     }, this.#pongTimeoutMs);

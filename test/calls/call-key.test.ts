@@ -70,6 +70,33 @@ describe("inputDigest of canonicalJson", () => {
     expect(inputDigest(long)).not.toBe(inputDigest(canonicalJson({ text: "y".repeat(100) })));
   });
 
+  it("is the same text as the sorting walk for every JSON value (its one-stringify path included)", () => {
+    const walk = (value: unknown): string => {
+      if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+      if (Array.isArray(value)) return `[${value.map(walk).join(",")}]`;
+      const record = value as Record<string, unknown>;
+      return `{${Object.keys(record)
+        .sort()
+        .map((name) => `${JSON.stringify(name)}:${walk(record[name])}`)
+        .join(",")}}`;
+    };
+    const flat = fc.dictionary(
+      fc.string({ maxLength: 4 }),
+      fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null)),
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), flat), (value) => {
+        // Through JSON, as an input arrives (a `__proto__` key stays an own property; -0 becomes 0).
+        const parsed: unknown = JSON.parse(JSON.stringify(value));
+        expect(canonicalJson(parsed)).toBe(walk(parsed));
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(canonicalJson(JSON.parse('{"a":1,"b":"x","c":null}'))).toBe('{"a":1,"b":"x","c":null}');
+    expect(canonicalJson(JSON.parse('{"b":1,"a":2}'))).toBe('{"a":2,"b":1}');
+    expect(canonicalJson(JSON.parse('{"a":1,"a ":2,"__proto__":3}'))).toBe('{"__proto__":3,"a":1,"a ":2}');
+  });
+
   it("its UTF-8 length is the input's size", () => {
     expect(Buffer.byteLength(canonicalJson({ word: "héllo" }))).toBe(Buffer.byteLength('{"word":"héllo"}'));
   });
