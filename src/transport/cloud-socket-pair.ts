@@ -5,7 +5,7 @@ import type { Timers } from "../internal/timers.js";
 import type { CloudChannel } from "./cloud-status-address.js";
 import { openWebSocket, redact, type WebSocketConstructor } from "./open-web-socket.js";
 import { SequenceAckTracker } from "./sequence-ack-tracker.js";
-import { TickWriteBatch } from "./tick-write-batch.js";
+import { beforeWrite } from "./tick-write-batch.js";
 
 /** One generation of the cloud link's sockets: control + stream, each with its own ack tracker. */
 export interface SocketPair {
@@ -106,14 +106,9 @@ export interface SocketPairListener {
  * before any later one.
  */
 export function listenToSocketPair(pair: SocketPair, listener: SocketPairListener, secrets: readonly string[]): void {
-  // What a message makes the SDK write (acks, answers) may go out on either socket: both are held for the tick.
-  const batches = [new TickWriteBatch(pair.control), new TickWriteBatch(pair.stream)];
   for (const channel of ["control", "stream"] as const) {
     const socket = pair[channel];
-    socket.on("message", (data, isBinary) => {
-      for (const batch of batches) batch.hold();
-      listener.message(channel, socketText(data, isBinary));
-    });
+    socket.on("message", (data, isBinary) => listener.message(channel, socketText(data, isBinary)));
     socket.on("ping", () => listener.ping(channel));
     socket.on("pong", () => listener.pong(channel));
     let lastError = "";
@@ -133,6 +128,7 @@ export function listenToSocketPair(pair: SocketPair, listener: SocketPairListene
 export function sendText(socket: WebSocket, text: string): boolean {
   if (socket.readyState !== 1) return false;
   try {
+    beforeWrite(socket);
     socket.send(text, () => {});
     return true;
   } catch {

@@ -3,7 +3,7 @@ import { EventEmitter } from "eventemitter3";
 import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
-import { TickWriteBatch } from "./tick-write-batch.js";
+import { beforeWrite } from "./tick-write-batch.js";
 import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff, type BackoffOptions } from "./backoff.js";
 import { HeartbeatWatchdog } from "./heartbeat-watchdog.js";
@@ -171,7 +171,9 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   send(frame: OutboundFrame, trusted = false): boolean {
     const socket = this.#socket;
     if (this.#state !== "open" || socket === undefined || socket.readyState !== 1) return false;
-    socket.send(encodeFrame(frame, trusted));
+    const text = encodeFrame(frame, trusted);
+    beforeWrite(socket);
+    socket.send(text);
     return true;
   }
 
@@ -217,10 +219,8 @@ export class LocalLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
   #attach(socket: WebSocket): void {
     this.#socket = socket;
     this.#epoch++;
-    const batch = new TickWriteBatch(socket);
     socket.on("message", (data, isBinary) => {
       if (socket !== this.#socket) return;
-      batch.hold();
       this.#watchdog.received("socket");
       const text = isBinary ? "" : data.toString();
       const decoded = decodeFrame(text);

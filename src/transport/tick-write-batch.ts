@@ -1,11 +1,11 @@
 /**
- * Writes made while one inbound chunk is handled go out together. `ws` hands every frame of a TCP
- * chunk to its `message` listeners in one synchronous loop, and each `send()` is otherwise its own
- * `writev` system call: under load (many calls in flight, several requests per chunk) the syscalls,
- * not the SDK's JavaScript, were most of the client's time (docs/performance.md). `hold()` corks the
- * socket's TCP stream until the current tick's `process.nextTick` queue runs, so the answers written
- * in that tick leave in one `writev`, in order. An answer written later (an async tool) is written
- * at once, as before. A socket class without a corkable `_socket` (not `ws`) is left alone.
+ * Writes of one tick leave together. Each `ws` `send()` is otherwise its own `writev` system call,
+ * and under load (many calls in flight, several requests in one TCP chunk, all answered in the same
+ * tick) those syscalls, not the SDK's JavaScript, were most of the client's time
+ * (docs/performance.md). So the first write of a tick goes out at once (a lone answer is not
+ * delayed by the bookkeeping that follows it), and the writes after it in the same tick are held —
+ * the socket's TCP stream is corked — until the tick's `process.nextTick` queue runs, when they
+ * leave in one `writev`, in order. A socket without a corkable `_socket` (not `ws`) is left alone.
  */
 import type WebSocket from "ws";
 
@@ -14,25 +14,38 @@ interface Corkable {
   uncork(): void;
 }
 
+const batches = new WeakMap<WebSocket, TickWriteBatch>();
+
+/** Call right before every write on `socket` (its batch is made on first use). */
+export function beforeWrite(socket: WebSocket): void {
+  let batch = batches.get(socket);
+  if (batch === undefined) batches.set(socket, (batch = new TickWriteBatch(socket)));
+  batch.beforeWrite();
+}
+
 export class TickWriteBatch {
   #stream: Corkable | undefined;
-  #held = false;
+  #state: "idle" | "wrote" | "held" = "idle";
 
   constructor(socket: WebSocket) {
     const stream = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
     if (typeof stream?.cork === "function" && typeof stream.uncork === "function") this.#stream = stream as Corkable;
   }
 
-  /** Hold this tick's writes (call before handling an inbound message). */
-  hold(): void {
-    if (this.#held || this.#stream === undefined) return;
-    this.#held = true;
+  /** A write is about to be made: the tick's first goes out at once, the others are held for the tick. */
+  beforeWrite(): void {
+    if (this.#stream === undefined || this.#state === "held") return;
+    if (this.#state === "idle") {
+      this.#state = "wrote";
+      process.nextTick(this.#endTick);
+      return;
+    }
+    this.#state = "held";
     this.#stream.cork();
-    process.nextTick(this.#release);
   }
 
-  #release = (): void => {
-    this.#held = false;
-    this.#stream!.uncork();
+  #endTick = (): void => {
+    if (this.#state === "held") this.#stream!.uncork();
+    this.#state = "idle";
   };
 }

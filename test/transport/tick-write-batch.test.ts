@@ -1,16 +1,16 @@
 /**
- * The local link holds the answers written while one inbound chunk is handled and writes them in
- * one go (docs/performance.md: under load the per-answer `writev` was most of the client's time).
- * Real sockets on loopback; the client's TCP stream is only observed (its write calls counted).
+ * The links write a tick's answers together: the first at once, the rest of the tick in one go
+ * (docs/performance.md: under load the per-answer `writev` was most of the client's time). Real
+ * sockets on loopback; the client's TCP stream is only observed (its write calls counted).
  */
 import { createServer, Socket, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { systemTimers } from "../../src/internal/timers.js";
-import { listenToSocketPair, openSocketPair } from "../../src/transport/cloud-socket-pair.js";
+import { listenToSocketPair, openSocketPair, sendText } from "../../src/transport/cloud-socket-pair.js";
 import { LocalLink } from "../../src/transport/local-link.js";
-import { TickWriteBatch } from "../../src/transport/tick-write-batch.js";
+import { TickWriteBatch, beforeWrite } from "../../src/transport/tick-write-batch.js";
 import { until } from "../support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -75,8 +75,8 @@ function request(index: number): string {
   });
 }
 
-describe("answers written while a chunk is handled leave together", () => {
-  it("40 requests in one chunk: 40 answers, in order, in at most as many writes as chunks came in", async () => {
+describe("the writes of a tick leave together", () => {
+  it("40 requests in one chunk: 40 answers, in order, in at most two writes per chunk that came in", async () => {
     const server = await startServer();
     const kept = keptWebSocketClass();
     const link = new LocalLink({ url: server.url, pingIntervalMs: 0, WebSocket: kept.WebSocket });
@@ -108,10 +108,11 @@ describe("answers written while a chunk is handled leave together", () => {
       Array.from({ length: 40 }, (_, index) => `external-tool-${index}`),
     );
     expect(counts.chunksIn).toBeGreaterThanOrEqual(1);
-    expect(counts.writes).toBeLessThanOrEqual(counts.chunksIn);
+    // Per chunk: its first answer at once, the others together when the tick ends.
+    expect(counts.writes).toBeLessThanOrEqual(2 * counts.chunksIn);
   });
 
-  it("an answer written in a later tick (an async tool) goes out at once, uncorked", async () => {
+  it("an answer written in a later tick (an async tool) goes out at once: nothing corked or queued after its send", async () => {
     const server = await startServer();
     const kept = keptWebSocketClass();
     const link = new LocalLink({ url: server.url, pingIntervalMs: 0, WebSocket: kept.WebSocket });
@@ -121,8 +122,8 @@ describe("answers written while a chunk is handled leave together", () => {
     link.on("frame", (frame) => {
       if (frame.type !== "external_tool_call_request") return;
       setImmediate(() => {
-        corkedWhenAnswered = stream().writableCorked;
         link.send({ type: "external_tool_call_response", request_id: frame.request_id, error: "later" });
+        corkedWhenAnswered = stream().writableCorked + stream().writableLength;
       });
     });
     await link.connect();
@@ -133,27 +134,32 @@ describe("answers written while a chunk is handled leave together", () => {
     expect(JSON.parse(server.received[0]!)).toMatchObject({ request_id: "external-tool-1", error: "later" });
   });
 
-  it("a listener that throws still releases the writes held for its tick", async () => {
+  it("a listener that throws after two answers still releases the second, held for its tick", async () => {
     const server = await startServer();
     const kept = keptWebSocketClass();
     const link = new LocalLink({ url: server.url, pingIntervalMs: 0, WebSocket: kept.WebSocket });
     cleanups.push(() => link.close());
     const errors: string[] = [];
     link.on("error", (error) => errors.push(error.message));
+    let corkedAfterSecond: number | undefined;
     link.on("frame", (frame) => {
       if (frame.type !== "external_tool_call_request") return;
-      link.send({ type: "external_tool_call_response", request_id: frame.request_id, error: "answered, then threw" });
+      link.send({ type: "external_tool_call_response", request_id: frame.request_id, error: "first" });
+      link.send({ type: "external_tool_call_response", request_id: frame.request_id, error: "second" });
+      corkedAfterSecond = (kept.instances[0] as unknown as { _socket: Socket })._socket.writableCorked;
       throw new Error("listener bug");
     });
     await link.connect();
     await until(() => server.sockets.length === 1, "the server to accept the link");
     server.sockets[0]!.send(request(2));
-    await until(() => server.received.length === 1, "the answer");
+    await until(() => server.received.length === 2, "both answers");
+    expect(corkedAfterSecond).toBe(1);
     expect(errors).toEqual(["a link frame listener threw"]);
+    expect(server.received.map((text) => JSON.parse(text).error)).toEqual(["first", "second"]);
     expect((kept.instances[0] as unknown as { _socket: Socket })._socket.writableCorked).toBe(0);
   });
 
-  it("cloud: a message on either socket holds both for the tick (acks and answers go out on both)", async () => {
+  it("cloud: each status socket batches its own writes (sendText), acks and answers alike", async () => {
     const server = await startServer();
     const pair = await openSocketPair({
       urls: { control: server.url, stream: server.url },
@@ -166,14 +172,16 @@ describe("answers written while a chunk is handled leave together", () => {
       pair.stream.terminate();
     });
     const streams = [pair.control, pair.stream].map((socket) => (socket as unknown as { _socket: Socket })._socket);
-    const corkedInListener: number[][] = [];
+    const corked: number[][] = [];
     listenToSocketPair(
       pair,
       {
         message: (channel, text) => {
-          corkedInListener.push(streams.map((stream) => stream.writableCorked));
-          pair.control.send(`control answers ${channel}: ${text}`);
-          pair.stream.send(`stream answers ${channel}: ${text}`);
+          sendText(pair.control, `control answers ${channel}: ${text}`);
+          sendText(pair.stream, `stream answers ${channel}: ${text}`);
+          corked.push(streams.map((stream) => stream.writableCorked));
+          sendText(pair.control, `control again ${channel}: ${text}`);
+          corked.push(streams.map((stream) => stream.writableCorked));
         },
         ping: () => undefined,
         pong: () => undefined,
@@ -183,22 +191,34 @@ describe("answers written while a chunk is handled leave together", () => {
     );
     await until(() => server.sockets.length === 2, "both sockets");
     server.sockets[0]!.send("one");
-    await until(() => server.received.length === 2, "both answers");
-    expect(corkedInListener).toEqual([[1, 1]]);
+    await until(() => server.received.length === 3, "three answers");
+    // Each socket's first write of the tick went out at once; control's second was held.
+    expect(corked).toEqual([
+      [0, 0],
+      [1, 0],
+    ]);
     expect(streams.map((stream) => stream.writableCorked)).toEqual([0, 0]);
     // Which server socket is which channel is the accept order's business: the answers name it.
     const channel = server.received[0]!.split(" ")[2]!.replace(":", "");
-    expect(server.received.sort()).toEqual([`control answers ${channel}: one`, `stream answers ${channel}: one`]);
+    expect(server.received.sort()).toEqual(
+      [`control again ${channel}: one`, `control answers ${channel}: one`, `stream answers ${channel}: one`].sort(),
+    );
   });
 
   it("a socket without a corkable TCP stream is left alone", () => {
     const batch = new TickWriteBatch({} as WebSocket);
-    expect(() => batch.hold()).not.toThrow();
+    expect(() => {
+      batch.beforeWrite();
+      batch.beforeWrite();
+    }).not.toThrow();
     const plain = new TickWriteBatch({ _socket: { cork: 1 } } as unknown as WebSocket);
-    expect(() => plain.hold()).not.toThrow();
+    expect(() => {
+      plain.beforeWrite();
+      plain.beforeWrite();
+    }).not.toThrow();
   });
 
-  it("hold() twice in a tick corks once; the stream is uncorked when the tick's queue runs", async () => {
+  it("the first write of a tick is not held, the second corks once, the tick's end uncorks; the next tick starts over", async () => {
     const server: Server = createServer((socket) => socket.resume());
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -207,11 +227,15 @@ describe("answers written while a chunk is handled leave together", () => {
       socket.connect((server.address() as AddressInfo).port, "127.0.0.1", () => resolve(socket));
     });
     cleanups.push(() => void client.destroy());
-    const batch = new TickWriteBatch({ _socket: client } as unknown as WebSocket);
-    batch.hold();
-    batch.hold();
-    expect(client.writableCorked).toBe(1);
-    await new Promise<void>((resolve) => process.nextTick(resolve));
-    expect(client.writableCorked).toBe(0);
+    const socket = { _socket: client } as unknown as WebSocket;
+    for (let tick = 0; tick < 2; tick++) {
+      beforeWrite(socket);
+      expect(client.writableCorked).toBe(0);
+      beforeWrite(socket);
+      beforeWrite(socket);
+      expect(client.writableCorked).toBe(1);
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      expect(client.writableCorked).toBe(0);
+    }
   });
 });
