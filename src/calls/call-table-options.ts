@@ -83,12 +83,11 @@ export interface CallTableOptions {
   timers?: Timers;
 }
 
-/** One `external_tool_call_request` as the table sees it: `requestId` the response echoes, at most one run per `key`. */
-export interface CallRequest {
+/** One `external_tool_call_request` as the table sees it: `requestId` the response echoes; it is its own {@link CallKey} (at most one run per key). */
+export interface CallRequest extends CallKey {
   requestId: string;
   /** The connection epoch it arrived on. */
   epoch: number;
-  key: CallKey;
   toolName: string;
   /** The session's tool of that name, if any, and its tools (named in the unknown-tool answer). */
   tool: ClientTool | undefined;

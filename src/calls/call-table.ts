@@ -58,10 +58,10 @@ export class CallTable {
   request(request: CallRequest): RequestDisposition {
     const now = this.#now();
     this.#store.evictAged(now);
-    const newest = this.#store.newest(request.key.toolCallId);
+    const newest = this.#store.newest(request.toolCallId);
     let record = newest;
     let reused = false;
-    for (; record !== undefined && !sameCall(record, request.key); record = record.older) reused ||= sameScope(record, request.key);
+    for (; record !== undefined && !sameCall(record, request); record = record.older) reused ||= sameScope(record, request);
     const owner = this.#store.ownerOf(request.requestId);
     if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
     if (record !== undefined) return this.#again(record, request);
@@ -71,7 +71,7 @@ export class CallTable {
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
-    record = new CallRecord(request.key, request.toolName, request.tool, now, timeoutMs, delivery);
+    record = new CallRecord(request, request.toolName, request.tool, now, timeoutMs, delivery);
     this.#store.add(record, newest);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);

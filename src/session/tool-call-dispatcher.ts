@@ -62,7 +62,11 @@ export class ToolCallDispatcher {
     const disposition = this.table.request({
       requestId,
       epoch: link.epoch,
-      key: { connectionId: link.connectionId, agentId, conversationId, toolCallId, inputDigest: inputDigest(canonical) },
+      connectionId: link.connectionId,
+      agentId,
+      conversationId,
+      toolCallId,
+      inputDigest: inputDigest(canonical),
       toolName,
       tool: registry.get(toolName),
       tools: registry,

@@ -93,7 +93,7 @@ export function callRequest(requestId: string, toolCallId: string, options: Requ
   return {
     requestId,
     epoch: options.epoch,
-    key: callKey(toolCallId, input, options.scope),
+    ...callKey(toolCallId, input, options.scope),
     toolName: options.toolName ?? tool?.name ?? "x",
     tool,
     tools: { names: () => (tool === undefined ? [] : [tool.name]) },

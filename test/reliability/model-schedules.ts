@@ -171,13 +171,11 @@ function request(
   const disposition = world.table.request({
     requestId,
     epoch: world.link.epoch,
-    key: {
-      connectionId: "c",
-      agentId: "a",
-      conversationId: SCOPES[scope]!,
-      toolCallId: `t${call}`,
-      inputDigest: inputDigest(canonicalJson(INPUTS[input])),
-    },
+    connectionId: "c",
+    agentId: "a",
+    conversationId: SCOPES[scope]!,
+    toolCallId: `t${call}`,
+    inputDigest: inputDigest(canonicalJson(INPUTS[input])),
     toolName: "append_row",
     tool,
     tools: { names: () => ["append_row"] },
