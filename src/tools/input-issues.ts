@@ -34,6 +34,21 @@ export function invalidWith(issues: InputIssue[]): InputValidation {
  * a key is never a legitimate argument, so those validators refuse it first.
  */
 export function findProtoKey(input: unknown): string | undefined {
+  // A walk that builds no paths first (every call's input is walked; a `__proto__` key is rare).
+  if (typeof input !== "object" || input === null) return undefined;
+  const stack: unknown[] = [input];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) for (const item of value) stack.push(item);
+    else if (Object.hasOwn(value, "__proto__")) return protoKeyPath(input);
+    else for (const key in value) if (Object.hasOwn(value, key)) stack.push((value as Record<string, unknown>)[key]);
+  }
+  return undefined;
+}
+
+/** The path of the first own `__proto__` key (its walk keeps each value's path). */
+function protoKeyPath(input: unknown): string | undefined {
   const stack: Array<[unknown, Array<string | number>]> = [[input, []]];
   while (stack.length > 0) {
     const [value, path] = stack.pop()!;

@@ -100,7 +100,9 @@ export function normalizeToolResult(value: unknown, options: NormalizeToolResult
 }
 
 function normalizeValue(value: unknown, maxTextChars: number): NormalizedToolResult {
-  if (typeof value === "string") return fromBlocks([{ type: "text", text: value }], false, maxTextChars);
+  // A string is one text block (what fromBlocks makes of it, without the intermediate array).
+  if (typeof value === "string")
+    return { content: [{ type: "text", text: value === "" ? NO_OUTPUT_TEXT : clampToolText(value, maxTextChars) }], isError: false };
   if (value === undefined) return fromBlocks([], false, maxTextChars);
   if (value instanceof Error) return failure(errorText(value), maxTextChars);
   if (Array.isArray(value) && looksLikeContentBlocks(value)) {
