@@ -19,7 +19,10 @@ const batches = new WeakMap<WebSocket, TickWriteBatch>();
 /** Call right before every write on `socket` (its batch is made on first use). */
 export function beforeWrite(socket: WebSocket): void {
   let batch = batches.get(socket);
-  if (batch === undefined) batches.set(socket, (batch = new TickWriteBatch(socket)));
+  if (batch === undefined) {
+    batch = new TickWriteBatch(socket);
+    batches.set(socket, batch);
+  }
   batch.beforeWrite();
 }
 

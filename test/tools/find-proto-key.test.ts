@@ -14,7 +14,9 @@ function reference(input: unknown): string | undefined {
     const [value, path] = stack.pop()!;
     if (typeof value !== "object" || value === null) continue;
     if (Array.isArray(value)) {
-      value.forEach((item, index) => stack.push([item, [...path, index]]));
+      value.forEach((item, index) => {
+        stack.push([item, [...path, index]]);
+      });
       continue;
     }
     if (Object.hasOwn(value, "__proto__")) return formatPath([...path, "__proto__"]);
