@@ -8,6 +8,7 @@ import { ToolrelayError } from "../errors.js";
 import { formatIssues } from "./format-issues.js";
 import { outboundFrameSchemasByType, type OutboundFrame } from "./outbound-frame.js";
 import { checkToolCallResponseFrame } from "./tool-call-response-check.js";
+import { toolCallResponseText } from "./tool-call-response-text.js";
 
 /** `{ ok: true }`, or the first problems of the frame as `type: path: message`. */
 export type OutboundFrameCheck = { ok: true } | { ok: false; error: string };
@@ -41,6 +42,8 @@ export function encodeFrame(frame: OutboundFrame, trusted = false): string {
       details: { type: typeof frame?.type === "string" ? frame.type : undefined },
     });
   }
+  // The SDK's own answers (trusted) are written from their strings; every other frame is stringified.
+  if (trusted && frame.type === "external_tool_call_response") return toolCallResponseText(frame);
   let text: string | undefined;
   try {
     text = JSON.stringify(frame);
