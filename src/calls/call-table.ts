@@ -246,9 +246,9 @@ export class CallTable {
   }
 
   /** The output; one that throws changes nothing (the table's state is already consistent; a response counts as not written). */
-  #emit(...args: Parameters<CallTableOutput>): number | undefined {
+  #emit(kind: Parameters<CallTableOutput>[0], record: CallRecord | undefined, requestId: string, detail: unknown): number | undefined {
     try {
-      return this.#output(...args);
+      return this.#output(kind, record, requestId, detail);
     } catch {
       return undefined;
     }
