@@ -6,21 +6,25 @@
  * answers, "own" is the runtime being started when the caller named it.
  */
 import type { InboundRuntimeScope, RuntimeScope } from "../wire/index.js";
-import { scopeOf } from "./runtime-scope-of.js";
+import { isScope, scopeOf } from "./runtime-scope-of.js";
 
 /** `mine`: answer it; `foreign`: leave it alone; `unscoped`: no scope anywhere (answer with an error). */
 export type ScopeVerdict = { kind: "mine"; scope: RuntimeScope } | { kind: "foreign"; scope: RuntimeScope } | { kind: "unscoped" };
+
+type MineVerdict = ScopeVerdict & { kind: "mine" };
 
 const UNSCOPED: ScopeVerdict = Object.freeze({ kind: "unscoped" });
 
 export class OwnRuntime {
   #scope: RuntimeScope | undefined;
   #expected: RuntimeScope | undefined;
-  #mine: (ScopeVerdict & { kind: "mine" }) | undefined;
+  /** The verdict for the session's runtime's frames, made when that runtime is known (not per frame). */
+  #mine: MineVerdict | undefined;
 
   /** `expected`: the runtime the caller named (agent id and conversation id), if it named one. */
   constructor(expected: RuntimeScope | undefined) {
     this.#expected = expected;
+    this.scope = undefined;
   }
 
   /** The session's runtime, once `runtime_start` answered. */
@@ -30,16 +34,14 @@ export class OwnRuntime {
 
   set scope(scope: RuntimeScope | undefined) {
     this.#scope = scope;
+    const mine = scope ?? this.#expected;
+    this.#mine = mine === undefined ? undefined : { kind: "mine", scope: mine };
   }
 
   /** Whose is a frame with this scope? A frame without one belongs to this session's connection. */
   classify(inbound: InboundRuntimeScope | undefined): ScopeVerdict {
-    const mine = this.#scope ?? this.#expected;
+    const mine = this.#mine;
     if (mine === undefined) return inbound === undefined ? UNSCOPED : { kind: "foreign", scope: scopeOf(inbound)! };
-    // One verdict object per scope, not per frame (every tool call asks).
-    if (this.#mine?.scope !== mine) this.#mine = { kind: "mine", scope: mine };
-    if (inbound === undefined || ((inbound.agent_id ?? "") === mine.agent_id && inbound.conversation_id === mine.conversation_id))
-      return this.#mine;
-    return { kind: "foreign", scope: scopeOf(inbound)! };
+    return inbound === undefined || isScope(inbound, mine.scope) ? mine : { kind: "foreign", scope: scopeOf(inbound)! };
   }
 }

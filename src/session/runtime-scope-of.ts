@@ -9,7 +9,7 @@ export function scopeOf(inbound: InboundRuntimeScope | undefined): RuntimeScope 
   return { agent_id: inbound.agent_id ?? "", conversation_id: inbound.conversation_id };
 }
 
-/** Whether two scopes name the same agent and conversation. */
-export function sameScope(left: RuntimeScope, right: RuntimeScope): boolean {
-  return left.agent_id === right.agent_id && left.conversation_id === right.conversation_id;
+/** Whether an inbound scope names `scope`'s agent and conversation (as `scopeOf` reads it, without the copy). */
+export function isScope(inbound: InboundRuntimeScope, scope: RuntimeScope): boolean {
+  return (inbound.agent_id ?? "") === scope.agent_id && inbound.conversation_id === scope.conversation_id;
 }

@@ -1,6 +1,6 @@
 import type { Timers, TimerHandle } from "../internal/timers.js";
 import type { RuntimeScope, StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../wire/index.js";
-import { sameScope, scopeOf } from "./runtime-scope-of.js";
+import { isScope, type scopeOf } from "./runtime-scope-of.js";
 import type { Turn } from "./turn.js";
 import { eventsFromDelta } from "./turn-events.js";
 
@@ -112,8 +112,7 @@ export class TurnTracker {
   onLoopStatus(frame: UpdateLoopStatusFrame): void {
     const status = frame.loop_status;
     const mine = this.#options.runtime();
-    const scope = scopeOf(frame.runtime);
-    if (mine && scope && !sameScope(scope, mine)) return;
+    if (mine && frame.runtime && !isScope(frame.runtime, mine)) return;
     const active = this.#for(frame.runtime);
     // Which message each run answers is remembered even between turns: a late
     // turn_finished of an earlier message must never end the next turn.
@@ -161,8 +160,7 @@ export class TurnTracker {
     const active = this.#active;
     const mine = this.#options.runtime();
     if (!active || active.turn.done || !mine) return undefined;
-    const scope = scopeOf(runtime);
-    if (scope && !sameScope(scope, mine)) return undefined;
+    if (runtime && !isScope(runtime, mine)) return undefined;
     return active;
   }
 

@@ -100,9 +100,7 @@ export function normalizeToolResult(value: unknown, options: NormalizeToolResult
 }
 
 function normalizeValue(value: unknown, maxTextChars: number): NormalizedToolResult {
-  // A string is one text block (what fromBlocks makes of it, without the intermediate array).
-  if (typeof value === "string")
-    return { content: [{ type: "text", text: value === "" ? NO_OUTPUT_TEXT : clampToolText(value, maxTextChars) }], isError: false };
+  if (typeof value === "string") return normalizedText(value, false, maxTextChars);
   if (value === undefined) return fromBlocks([], false, maxTextChars);
   if (value instanceof Error) return failure(errorText(value), maxTextChars);
   if (Array.isArray(value) && looksLikeContentBlocks(value)) {
@@ -182,12 +180,15 @@ function checkBlock(item: unknown): WireContentBlock | string {
     : `has no "type" (use "text" or "image")`;
 }
 
+/** Text results are one (clamped) text block; no text at all says so. */
+function normalizedText(text: string, isError: boolean, maxTextChars: number): NormalizedToolResult {
+  return { content: [{ type: "text", text: text === "" ? NO_OUTPUT_TEXT : clampToolText(text, maxTextChars) }], isError };
+}
+
 /** Join or clamp valid blocks the way the runtime will read them. */
 function fromBlocks(blocks: readonly WireContentBlock[], isError: boolean, maxTextChars: number): NormalizedToolResult {
   if (!blocks.some((block) => block.type === "image")) {
-    const joined = blocks.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-    const text = joined === "" ? NO_OUTPUT_TEXT : clampToolText(joined, maxTextChars);
-    return { content: [{ type: "text", text }], isError };
+    return normalizedText(blocks.map((block) => (block.type === "text" ? block.text : "")).join("\n"), isError, maxTextChars);
   }
   const content = blocks.map(
     (block): WireContentBlock => (block.type === "text" ? { type: "text", text: clampToolText(block.text, maxTextChars) } : block),

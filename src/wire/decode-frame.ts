@@ -44,12 +44,8 @@ export interface DecodeFrameOptions {
 
 /** Decode one runtime→client message. Never throws. */
 export function decodeFrame(text: string, options: DecodeFrameOptions = {}): DecodedFrame {
-  return decodeWith<InboundFrame>(text, inboundFrameSchemasByType, options, quickAcceptInbound);
-}
-
-/** The hot frame is accepted without zod when it is plainly well formed (else zod decides). */
-function quickAcceptInbound(type: string, record: Record<string, unknown>): boolean {
-  return type === "external_tool_call_request" && isPlainExternalToolCallRequest(record);
+  // The hot frame is accepted without zod when it is plainly well formed (else zod decides).
+  return decodeWith<InboundFrame>(text, inboundFrameSchemasByType, options, isPlainExternalToolCallRequest);
 }
 
 /**
@@ -74,7 +70,7 @@ function decodeWith<TFrame>(
   text: string,
   schemas: ReadonlyMap<string, z.ZodType>,
   options: DecodeFrameOptions,
-  quickAccept?: (type: string, record: Record<string, unknown>) => boolean,
+  quickAccept?: (record: Record<string, unknown>) => boolean,
 ): DecodedFrame<TFrame> {
   try {
     if (typeof text !== "string") return { kind: "invalid", error: "frame is not text", envelope: {} };
@@ -88,7 +84,7 @@ function decodeWith<TFrame>(
     const envelope = extractEnvelope(record);
     const type = record.type;
     if (typeof type !== "string") return { kind: "invalid", error: 'frame has no string "type"', envelope };
-    if (quickAccept?.(type, record) === true) return { kind: "frame", frame: record as TFrame, envelope };
+    if (quickAccept?.(record) === true) return { kind: "frame", frame: record as TFrame, envelope };
     const schema = schemas.get(type);
     if (schema === undefined) return { kind: "unknown", type, envelope };
     const result = schema.safeParse(record);
