@@ -1,6 +1,6 @@
 import type { Timers, TimerHandle } from "../internal/timers.js";
-import type { RuntimeScope, StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../wire/index.js";
-import { isScope, type scopeOf } from "./runtime-scope-of.js";
+import type { InboundRuntimeScope, RuntimeScope, StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../wire/index.js";
+import { isScope } from "./runtime-scope-of.js";
 import type { Turn } from "./turn.js";
 import { eventsFromDelta } from "./turn-events.js";
 
@@ -156,7 +156,7 @@ export class TurnTracker {
     this.#stop();
   }
 
-  #for(runtime: Parameters<typeof scopeOf>[0]): ActiveTurn | undefined {
+  #for(runtime: InboundRuntimeScope | undefined): ActiveTurn | undefined {
     const active = this.#active;
     const mine = this.#options.runtime();
     if (!active || active.turn.done || !mine) return undefined;

@@ -99,10 +99,11 @@ export type ExternalToolCallRequestFrame = z.infer<typeof externalToolCallReques
  * else goes to the schema, which accepts it or says what is wrong; so this never decides a refusal.
  */
 export function isPlainExternalToolCallRequest(frame: Record<string, unknown>): boolean {
+  if (frame.type !== "external_tool_call_request") return false;
   const { runtime, scope_id: scopeId } = frame;
   if (typeof frame.request_id !== "string" || typeof frame.tool_call_id !== "string" || typeof frame.tool_name !== "string") return false;
   if (scopeId !== undefined && typeof scopeId !== "string") return false;
-  if (!isJsonObject(frame.input) || frame.type !== "external_tool_call_request") return false;
+  if (!isJsonObject(frame.input)) return false;
   if (runtime === undefined) return true;
   if (!isJsonObject(runtime) || typeof runtime.conversation_id !== "string") return false;
   const { agent_id: agentId, acting_user_id: actingUserId } = runtime;
