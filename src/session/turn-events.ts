@@ -1,4 +1,5 @@
 import type { StreamDelta } from "../wire/index.js";
+import { toolReturnsOf, toolReturnText } from "../wire/tool-returns.js";
 
 /** Who executes a tool: the caller's process (`client`) or the runtime (`runtime`: Bash, Read, ...). */
 export type ToolOwner = "client" | "runtime";
@@ -84,9 +85,10 @@ function toolCallsOf(delta: Record<string, unknown>): ToolCallShape[] {
  * Turn one `stream_delta` into stream events. `isClientTool` tells which tool
  * names belong to the session. Deltas that carry nothing for the caller
  * (client_tool_start, status, stop_reason, ...) yield no event. A
- * `tool_return_message` whose id marks it as a streamed snapshot becomes
- * `tool-output`; any other one becomes `tool-result` (the turn keeps only the
- * first per call).
+ * `tool_return_message` gives one event per result it carries (its top-level
+ * result, or each usable `tool_returns` entry: docs/protocol.md#stream_delta):
+ * `tool-output` when its id marks it as a streamed snapshot, `tool-result`
+ * otherwise (the turn keeps only the first per call).
  */
 export function eventsFromDelta(
   delta: StreamDelta,
@@ -120,13 +122,18 @@ export function eventsFromDelta(
         ];
       });
     case "tool_return_message": {
-      const toolCallId = typeof fields.tool_call_id === "string" ? fields.tool_call_id : "";
-      // The runtime's tool_return_message carries no tool name: take it from the call.
-      const toolName = typeof fields.name === "string" ? fields.name : toolNameOf(toolCallId);
-      const text = typeof fields.tool_return === "string" ? fields.tool_return : contentText(fields.tool_return);
-      const owner: ToolOwner = toolName !== undefined && isClientTool(toolName) ? "client" : "runtime";
-      if (messageId?.startsWith(TOOL_OUTPUT_SNAPSHOT_ID_PREFIX)) return [{ type: "tool-output", toolCallId, toolName, text, owner }];
-      return [{ type: "tool-result", toolCallId, toolName, isError: fields.status === "error", text, owner }];
+      // One event per result: a backend-streamed delta may carry several (docs/protocol.md#stream_delta).
+      const { entries } = toolReturnsOf(fields);
+      const snapshot = messageId?.startsWith(TOOL_OUTPUT_SNAPSHOT_ID_PREFIX) === true;
+      return entries.map(({ toolCallId, status, toolReturn }): StreamEvent => {
+        // The runtime's tool_return_message rarely names the tool: take it from the call. A delta-level
+        // `name` is trusted only when the delta carries one result.
+        const toolName = typeof fields.name === "string" && entries.length === 1 ? fields.name : toolNameOf(toolCallId);
+        const text = toolReturnText(toolReturn);
+        const owner: ToolOwner = toolName !== undefined && isClientTool(toolName) ? "client" : "runtime";
+        if (snapshot) return { type: "tool-output", toolCallId, toolName, text, owner };
+        return { type: "tool-result", toolCallId, toolName, isError: status === "error", text, owner };
+      });
     }
     case "error_message":
     case "loop_error": {

@@ -12,6 +12,7 @@
 import { z } from "zod";
 import { inboundContentSchema } from "./content.js";
 import { keyedUnion, knownKeyValues, type UnknownKeyed } from "./keyed-union.js";
+import { checkToolReturns } from "./tool-returns.js";
 
 const nullableString = z.string().nullable().optional();
 
@@ -66,16 +67,27 @@ export const approvalRequestMessageDeltaSchema = z.looseObject({
   ...toolCallFields,
 });
 
-export const toolReturnMessageDeltaSchema = z.looseObject({
-  ...deltaBaseShape,
-  message_type: z.literal("tool_return_message"),
-  /** The text the model sees (for external tools: normalized and clamped). */
-  tool_return: inboundContentSchema,
-  status: z.enum(["success", "error"]),
-  tool_call_id: z.string(),
-  /** The tool name, when the runtime knows it. */
-  name: nullableString,
-});
+/**
+ * A tool's result. Two shapes (docs/protocol.md#stream_delta): the runtime's synthetic one
+ * has the top-level `tool_call_id`, `status` and `tool_return` and the same result as the one entry
+ * of `tool_returns`; a backend-streamed one (a tool the Letta API ran) has only `tool_returns`, one
+ * entry per result. Read the results with `toolReturnsOf` (`tool-returns.ts`): unusable entries
+ * are skipped there, and a delta without any usable result is refused here.
+ */
+export const toolReturnMessageDeltaSchema = z
+  .looseObject({
+    ...deltaBaseShape,
+    message_type: z.literal("tool_return_message"),
+    /** The runtime's copy of the result (for external tools: normalized, and cut to 30,000 characters). */
+    tool_return: inboundContentSchema.optional(),
+    status: z.enum(["success", "error"]).optional(),
+    tool_call_id: z.string().optional(),
+    /** One entry per result: `{ tool_call_id, status, tool_return, stdout?, stderr? }`; checked entry by entry. */
+    tool_returns: z.array(z.unknown()).optional(),
+    /** The tool name, when the runtime knows it. */
+    name: nullableString,
+  })
+  .superRefine(checkToolReturns);
 
 export const stopReasonDeltaSchema = z.looseObject({
   ...deltaBaseShape,

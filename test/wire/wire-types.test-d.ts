@@ -54,8 +54,10 @@ describe("wire types", () => {
   it("narrows stream deltas after isKnownStreamDelta", () => {
     const delta = {} as StreamDelta;
     if (isKnownStreamDelta(delta) && delta.message_type === "tool_return_message") {
-      expectTypeOf(delta.status).toEqualTypeOf<"success" | "error">();
-      expectTypeOf(delta.tool_call_id).toEqualTypeOf<string>();
+      // Top-level fields are absent in the backend-streamed shape (only tool_returns[]): docs/protocol.md#stream_delta.
+      expectTypeOf(delta.status).toEqualTypeOf<"success" | "error" | undefined>();
+      expectTypeOf(delta.tool_call_id).toEqualTypeOf<string | undefined>();
+      expectTypeOf(delta.tool_returns).toEqualTypeOf<unknown[] | undefined>();
     }
   });
 
