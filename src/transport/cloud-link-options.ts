@@ -25,9 +25,10 @@ export interface CloudLinkOptions {
   /** Ping interval per socket (a protocol ping and a JSON ping), in ms. Default 10_000. `0` turns the heartbeat off. */
   pingIntervalMs?: number;
   /**
-   * A socket that has answered a ping once (a protocol pong or a JSON `pong`) and is then silent
-   * this long after a ping is dead: both are terminated and the link reconnects. A socket that
-   * never answered gets no deadline. Default 20_000; `0`: pings, no deadline.
+   * A socket whose ping gets no answer (a protocol pong or a JSON `pong`) within this long is dead:
+   * both are terminated and the link reconnects. Other inbound traffic does not count, and the
+   * deadline applies from the moment the sockets open, so a dead path is found at most
+   * `pingIntervalMs + pongTimeoutMs` after it died. Default 20_000; `0`: pings, no deadline.
    */
   pongTimeoutMs?: number;
   /** Reconnect after a drop. Default `true`. */

@@ -29,11 +29,14 @@ const ENVIRONMENT_GONE_CLOSE_CODE = 1008;
  *   drop a repeated `idempotency_key` → feed `event_seq` to the gap detector
  *   (while a turn runs, a loss triggers one debounced, backed-off `sync`) → emit.
  * - A heartbeat pings both sockets, with a protocol-level ping and a JSON
- *   ping. Any inbound traffic is liveness; a socket that answered a ping once
- *   (either kind) and then stays silent past the deadline, or either socket
- *   closing, terminates both and reconnects (single flight, jittered
- *   backoff). The runtime keeps pending calls across that, so
- *   `keepsPendingCallsAcrossReconnect` is `true`.
+ *   ping. Only an answer (a pong of either kind) is liveness, and it is owed
+ *   from the moment the sockets open: every WebSocket peer answers a protocol
+ *   ping, and inbound frames show only that the relay's writes reach us, not
+ *   that ours reach it. A socket with no answer past the deadline, or either
+ *   socket closing, terminates both and reconnects (single flight, jittered
+ *   backoff): at most `pingIntervalMs + pongTimeoutMs` after the path died,
+ *   also before the first pong. The runtime keeps pending calls across that,
+ *   so `keepsPendingCallsAcrossReconnect` is `true`.
  */
 export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements RuntimeLink {
   readonly connectionId: string;
@@ -80,6 +83,12 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
       channels: ["control", "stream"],
       pingIntervalMs: options.pingIntervalMs,
       pongTimeoutMs: options.pongTimeoutMs,
+      // Held to the deadline from the first byte: a WebSocket peer must answer a protocol ping
+      // (RFC 6455, 5.5.2), so silence after one is a dead path, pong or no pong before it.
+      deadlineFromStart: true,
+      // Only an answer proves the relay hears us: with the SDK → relay direction dead, the relay's
+      // frames (and pings) still arrive while every answer written is lost.
+      proof: "answers",
       timers: this.#timers,
       sendPing: (channel) => {
         const socket = this.#pair?.[channel];
@@ -89,7 +98,7 @@ export class CloudLink extends EventEmitter<RuntimeLinkEvents> implements Runtim
         const pair = this.#pair;
         if (pair)
           this.#guard(() =>
-            this.#drop(pair, `no traffic on the ${channel} socket for ${silentForMs} ms after a ping: link presumed half-open`),
+            this.#drop(pair, `no answer to a ping on the ${channel} socket for ${silentForMs} ms: link presumed half-open`),
           );
       },
     });

@@ -93,16 +93,23 @@ describe("cloud link heartbeat (manual clock, real sockets)", () => {
     expect(relay.receivedOf("control", "ping")).toHaveLength(12); // it kept asking; silence on JSON is not a verdict
   });
 
-  it("gives a relay that answers no ping of any kind no deadline: an idle link stays open", async () => {
+  it("holds a relay that answers no ping of any kind to the deadline from the start: it reconnects 30 s after the sockets opened", async () => {
+    // Every WebSocket peer must answer a protocol ping: a relay that answers neither kind looks
+    // exactly like a path that died before the first pong, which must not go unnoticed.
     const timers = new ManualTimers();
-    const { relay, link } = await setup({ answerPings: false, answerProtocolPings: false }, { timers });
+    const { relay, link, errors, reconnects } = await setup({ answerPings: false, answerProtocolPings: false }, { timers });
     await link.connect();
-    for (let tick = 1; tick <= 6; tick++) {
-      timers.advance(10_000);
-      await waitFor(() => relay.current("control").protocolPings === tick, 2_000, `ping ${tick}`);
-    }
+    timers.advance(10_000);
+    await waitFor(() => relay.current("control").protocolPings === 1 && relay.current("stream").protocolPings === 1, 2_000, "ping 1");
+    timers.advance(19_999); // t = 29_999
+    await letTimePass(20); // on purpose: 1 ms before the deadline the link is still open
     expect(link.state).toBe("open");
-    expect(relay.controlConnections).toBe(1);
+    timers.advance(1); // t = 30_000
+    expect(link.state).toBe("reconnecting");
+    expect(errors.at(-1)?.message).toMatch(/no answer to a ping on the control socket for 30000 ms.*half-open/);
+    timers.advance(100);
+    await waitFor(() => reconnects() === 1, 2_000, "reconnected");
+    expect(relay.controlConnections).toBe(2);
   });
 
   it("keeps a link whose relay answers pings open indefinitely", async () => {
