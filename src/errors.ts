@@ -12,6 +12,11 @@ export type ToolrelayErrorCode =
   | "INVALID_TOOL_DEFINITION"
   /** Two tools in one session share a name. */
   | "DUPLICATE_TOOL_NAME"
+  /**
+   * A client tool takes the name of one of the runtime's own tools (`Read`, `Bash`, ...) without
+   * `overridesRuntimeTool: true`. Thrown by `defineTool`; `details.name` is the name.
+   */
+  | "RESERVED_TOOL_NAME"
   /** Options passed to `createSession` or another public function are invalid. */
   | "INVALID_OPTIONS"
   /** The socket could not be opened, or the handshake was refused. */

@@ -38,6 +38,11 @@ export interface FromAiSdkToolsOptions {
   annotations?: Readonly<Record<string, ToolAnnotations>>;
   /** Deadline of each call, in ms (1–300_000). Default: the session's `toolTimeoutMs`. */
   timeoutMs?: number;
+  /**
+   * Per tool name, `true` to let that tool replace the runtime's own tool of the same name
+   * (`defineTool`'s `overridesRuntimeTool`). Default: none (such a name is `RESERVED_TOOL_NAME`).
+   */
+  overridesRuntimeTool?: Readonly<Record<string, boolean>>;
 }
 
 const aiSchemaSymbol = Symbol.for("vercel.ai.schema");
@@ -69,6 +74,9 @@ function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAiSdkTool
     ...schema,
     ...(options.annotations?.[name] ? { annotations: options.annotations[name] } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.overridesRuntimeTool && Object.hasOwn(options.overridesRuntimeTool, name)
+      ? { overridesRuntimeTool: options.overridesRuntimeTool[name] }
+      : {}),
     async execute(input: unknown, { signal, toolCallId }) {
       const output = await lastValue(run(input, { toolCallId, messages: [], abortSignal: signal }));
       if (typeof toModelOutput !== "function") return output as ToolReturnValue;

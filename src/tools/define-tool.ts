@@ -17,6 +17,7 @@ import {
 } from "./tool-input-schema.js";
 import type { ToolJsonSchema } from "./tool-json-schema.js";
 import type { ToolReturnValue } from "./tool-result.js";
+import { isRuntimeToolName } from "./runtime-tool-names.js";
 
 /** Tool names the runtime and the model providers accept. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -69,7 +70,11 @@ export interface ToolCallContext {
 
 /** The definition passed to {@link defineTool}. */
 export interface ToolDefinition<TSchema extends ToolInputSchema> {
-  /** The model-facing name: 1–64 characters from `[a-zA-Z0-9_-]`, unique in a session. Required. */
+  /**
+   * The model-facing name: 1–64 characters from `[a-zA-Z0-9_-]`, unique in a session. Required.
+   * Not the name of one of the runtime's own tools (`Read`, `Bash`, `Write`, `memory`, ...:
+   * `RESERVED_TOOL_NAME`) unless {@link ToolDefinition.overridesRuntimeTool} is `true`.
+   */
   name: string;
   /** What the tool does and when to use it; the model reads this. A non-empty string. Required. */
   description: string;
@@ -105,6 +110,14 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
    */
   timeoutMs?: number;
   /**
+   * `true` lets this tool take the name of one of the runtime's own tools (`Read`, `Bash`,
+   * `Write`, ...) and so **replace** that tool: the model is offered this tool in its place, and
+   * its calls run here, in this process. Without it such a name is refused with
+   * `RESERVED_TOOL_NAME`, because the runtime would replace its tool without a word. Has no effect
+   * for any other name. Default `false`.
+   */
+  overridesRuntimeTool?: boolean;
+  /**
    * Runs the tool with the validated input (for zod and Standard Schemas the
    * schema's output: defaults filled in, transforms applied; for a JSON Schema
    * the input as sent). Return a string, content blocks, a
@@ -128,6 +141,8 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
   readonly annotations: Readonly<ToolAnnotations>;
   /** The tool's own deadline, or `undefined` for the session default. */
   readonly timeoutMs: number | undefined;
+  /** `true` when the tool may replace the runtime's own tool of the same name (`overridesRuntimeTool`); else `false`. */
+  readonly overridesRuntimeTool: boolean;
   /**
    * Validate one call's input: `{ ok: true, value }` (what `execute` gets) or
    * `{ ok: false, issues }` with readable paths. Synchronous whenever the
@@ -140,7 +155,17 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
 }
 
 const clientToolBrand = Symbol.for("toolrelay.client-tool");
-const definitionKeys = new Set(["name", "description", "inputSchema", "jsonSchema", "validate", "annotations", "timeoutMs", "execute"]);
+const definitionKeys = new Set([
+  "name",
+  "description",
+  "inputSchema",
+  "jsonSchema",
+  "validate",
+  "annotations",
+  "timeoutMs",
+  "overridesRuntimeTool",
+  "execute",
+]);
 const hintKeys = new Set(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]);
 
 /**
@@ -149,7 +174,9 @@ const hintKeys = new Set(["readOnlyHint", "destructiveHint", "idempotentHint", "
  * description, an `inputSchema` that is none of the three kinds or does not
  * describe an object, a Standard Schema without a JSON Schema, bad
  * annotations, a `timeoutMs` that is not an integer in 1–300_000, a missing
- * `execute` or an unknown option. Returns a frozen {@link ClientTool}.
+ * `execute` or an unknown option, and `ToolrelayError("RESERVED_TOOL_NAME")` for the name of one
+ * of the runtime's own tools without `overridesRuntimeTool: true`. Returns a frozen
+ * {@link ClientTool}.
  *
  * @example
  * const weather = defineTool({
@@ -166,7 +193,7 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
   if (typeof definition !== "object" || definition === null) {
     throw invalid("defineTool() needs a definition object");
   }
-  const { name, description, inputSchema, jsonSchema, validate, annotations, timeoutMs, execute } = definition;
+  const { name, description, inputSchema, jsonSchema, validate, annotations, timeoutMs, overridesRuntimeTool, execute } = definition;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw invalid(`tool name ${describeValue(name)} must be 1-64 characters of letters, digits, "_" or "-"`);
   }
@@ -178,6 +205,10 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
       `unknown option${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.map((key) => `"${key}"`).join(", ")}${renameHint(unknownKeys)}`,
     );
   }
+  if (overridesRuntimeTool !== undefined && typeof overridesRuntimeTool !== "boolean") {
+    throw fail(`overridesRuntimeTool must be a boolean, got ${describeValue(overridesRuntimeTool)}`);
+  }
+  if (overridesRuntimeTool !== true && isRuntimeToolName(name)) throw reservedName(name);
   if (typeof description !== "string" || description.trim() === "") {
     throw fail("description must be a non-empty string");
   }
@@ -205,6 +236,7 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
     jsonSchema: resolved.jsonSchema,
     annotations: checkedAnnotations,
     timeoutMs,
+    overridesRuntimeTool: overridesRuntimeTool === true,
     validateInput: resolved.validateInput as (input: unknown) => InputValidationOf<TSchema>,
     execute,
   };
@@ -245,6 +277,15 @@ function checkAnnotations(annotations: unknown, fail: (message: string) => Toolr
     throw fail("annotations.readOnlyHint and annotations.destructiveHint cannot both be true");
   }
   return Object.freeze(result);
+}
+
+function reservedName(name: string): ToolrelayError {
+  return new ToolrelayError(
+    "RESERVED_TOOL_NAME",
+    `tool name "${name}" is the name of one of the runtime's own tools: a client tool with it would replace the runtime's ` +
+      `"${name}" for the model without a word. Rename the tool, or pass overridesRuntimeTool: true to replace the runtime's tool on purpose`,
+    { details: { name } },
+  );
 }
 
 function invalid(message: string, options?: { cause: unknown }): ToolrelayError {

@@ -26,6 +26,7 @@ export {
 export { asToolJsonSchema, toolJsonSchema, type ToolJsonSchema } from "./tool-json-schema.js";
 export { compileJsonSchemaValidator, type JsonSchemaValidator } from "./json-schema-validator.js";
 export { isStandardSchema, validateStandardInput } from "./standard-schema-input.js";
+export { isRuntimeToolName, RUNTIME_TOOL_NAMES } from "./runtime-tool-names.js";
 export { advertisedTimeoutMs, MIN_ADVERTISED_TIMEOUT_MS, ToolRegistry, type ToolLookup } from "./tool-registry.js";
 export {
   errorResult,
