@@ -49,13 +49,8 @@ export async function answerChatCompletion(
   const fingerprints = new TranscriptFingerprints(request.messages);
   const system = lastSystemText(request.messages);
   let thread = key !== undefined ? await directory.byId(principal, key) : directory.byTranscript(principal, fingerprints);
-  if (thread?.busy)
-    throw new ChatApiError(
-      409,
-      "conflict_error",
-      "thread_busy",
-      `thread ${thread.id} is answering another request; send one request at a time`,
-    );
+  // A busy thread gets a short grace before the 409: its client may have just left it and come back.
+  if (thread?.busy && !(await thread.whenFree())) throw ChatApiError.threadBusy(thread.id);
   const { tail } = requestTail(fingerprints, thread?.transcript ?? EMPTY_TRANSCRIPT, system);
   if (thread === undefined) {
     if (tail.userParts.length === 0 && tail.toolResults.length === 0) {

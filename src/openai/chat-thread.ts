@@ -18,15 +18,14 @@ import { ClientCalls } from "./client-calls.js";
 import { ClientToolSet } from "./client-tool-set.js";
 import { finishReasonOf, type CompletionSink } from "./completion-writer.js";
 import { planRequest, type RequestPlan } from "./request-plan.js";
+import { RequestSlot } from "./request-slot.js";
 import type { RequestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import { ThreadInbox } from "./thread-inbox.js";
 import { EMPTY_TRANSCRIPT, type TranscriptFingerprints } from "./transcript-fingerprint.js";
 import { normalizeToolName } from "./tool-names.js";
 import { updateSessionTools } from "./tool-set-update.js";
-
-/** How long stopping a turn waits for the runtime to record a call's answer first. */
-const ANSWER_RECORDED_MS = 5_000;
+import { TurnStop } from "./turn-stop.js";
 
 export interface ChatThreadOptions {
   id: string;
@@ -51,8 +50,8 @@ export class ChatThread {
   #inbox: ThreadInbox | undefined;
   #transcript = EMPTY_TRANSCRIPT;
   #systemForwarded: string | undefined;
-  #busy = false;
-  #stopping: Promise<void> | undefined;
+  #slot: RequestSlot;
+  #stop: TurnStop;
   #lastUsedAt: number;
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the way in
@@ -61,6 +60,8 @@ export class ChatThread {
     this.principal = options.principal;
     this.#options = options;
     this.#lastUsedAt = options.bridge.timers.now();
+    this.#slot = new RequestSlot(options.id, options.bridge.timers);
+    this.#stop = new TurnStop(options.bridge.timers);
     this.#tools = new ClientToolSet((call) => this.#execute(call), options.bridge.toolResultTimeoutMs);
     this.#tools.update(this.#offered(options.tools));
   }
@@ -101,12 +102,22 @@ export class ChatThread {
 
   /** A request is being answered. */
   get busy(): boolean {
-    return this.#busy;
+    return this.#slot.busy;
   }
 
   /** Tool calls were returned to the client and the turn waits for their results. */
   get waitingForTools(): boolean {
-    return this.#turn !== undefined && !this.#turn.done && !this.#busy;
+    return this.#turn !== undefined && !this.#turn.done && !this.#slot.busy && !this.#stop.active;
+  }
+
+  /** The thread is stopping a turn (its client went away, or a call timed out): the next request waits for the end. */
+  get stopping(): boolean {
+    return this.#stop.active;
+  }
+
+  /** Resolves `true` once no request is being answered, `false` after a short grace (then a request gets its 409). */
+  whenFree(): Promise<boolean> {
+    return this.#slot.whenFree();
   }
 
   /** The session's link is gone for good: the thread cannot answer any more. */
@@ -130,8 +141,7 @@ export class ChatThread {
     createSink: () => CompletionSink,
     signal: AbortSignal,
   ): Promise<string | undefined> {
-    if (this.#busy) throw ChatApiError.threadBusy(this.id);
-    this.#busy = true;
+    this.#slot.take();
     try {
       const plan = await this.#prepare(request, fingerprints, tail);
       const sink = createSink();
@@ -140,8 +150,8 @@ export class ChatThread {
       this.#transcript = fingerprints.extendedBy(produced);
       return this.#transcript;
     } finally {
-      this.#busy = false;
       this.#lastUsedAt = this.#options.bridge.timers.now();
+      this.#slot.release();
     }
   }
 
@@ -151,7 +161,7 @@ export class ChatThread {
   }
 
   async #prepare(request: ChatRequest, fingerprints: TranscriptFingerprints, tail: RequestTail): Promise<RequestPlan> {
-    await this.#stopping;
+    await this.#stop.settled();
     const { timers, session } = this.#options.bridge;
     await updateSessionTools(this.#session!, this.#tools, this.#offered(request.toolChoice === "none" ? [] : request.tools), {
       timers,
@@ -170,17 +180,27 @@ export class ChatThread {
     );
   }
 
-  /** Stream the answer; returns the assistant message it produced, or `undefined` if it did not complete. */
+  /**
+   * Stream the answer; returns the assistant message it produced, or `undefined` if it did not
+   * complete. When the client goes away (`signal`) the turn is stopped and this returns at once:
+   * the thread is free, and its next request waits for the stop ({@link TurnStop.settled}), not a 409.
+   */
   async #run(plan: RequestPlan, sink: CompletionSink, signal: AbortSignal): Promise<ChatMessage | undefined> {
     const onAbort = () => void this.#stopTurn();
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       if (plan.stopFirst) await this.#stopTurn();
+      // Gone before its turn started (or continued): stop what runs, start nothing.
+      if (signal.aborted) {
+        onAbort();
+        return undefined;
+      }
       let queued = plan.continuing ? plan.input : undefined;
       if (!plan.continuing && !this.#start(plan.input!, plan.system, sink)) return undefined;
       for (;;) {
         if (signal.aborted || sink.closed || this.#inbox === undefined) return undefined;
-        const outcome = await this.#inbox.readTurn(sink, this.#calls, this.#tools);
+        const outcome = await this.#inbox.readTurn(sink, this.#calls, this.#tools, signal);
+        if (outcome.kind === "left") return undefined;
         if (outcome.kind === "tool_calls") {
           sink.finish("tool_calls", outcome.calls);
           return {
@@ -240,7 +260,7 @@ export class ChatThread {
       const reason: unknown = context.signal.reason;
       this.#calls.abandon(id, ToolCallAbortError.is(reason) && reason.kind === "timeout" ? "timeout" : "cancelled");
       // Nobody is attached: the runtime was answered (timed out); stop the turn so the next request starts cleanly.
-      if (!this.#busy) void this.#stopTurn(context.toolCallId);
+      if (!this.#slot.busy) void this.#stopTurn(context.toolCallId);
     };
     context.signal.addEventListener("abort", onAbort, { once: true });
     this.#inbox?.wakeForCalls();
@@ -251,23 +271,9 @@ export class ChatThread {
     }
   }
 
-  /**
-   * Abort the running turn (its pending calls are answered as cancelled) and wait for its end.
-   * After a call that was just answered (`answeredCallId`), the abort waits until the runtime has
-   * recorded that answer (its tool result streams back), at most {@link ANSWER_RECORDED_MS}: an
-   * abort that overtakes it makes the runtime record "Interrupted by user" instead.
-   */
-  async #stopTurn(answeredCallId?: string): Promise<void> {
-    const turn = this.#turn;
-    const inbox = this.#inbox;
-    if (turn === undefined || turn.done) return;
-    this.#stopping ??= (async () => {
-      if (answeredCallId !== undefined) await inbox?.toolResultSeen(answeredCallId, this.#options.bridge.timers, ANSWER_RECORDED_MS);
-      await turn.abort().catch(() => undefined);
-    })().finally(() => {
-      this.#stopping = undefined;
-    });
-    await this.#stopping;
+  /** Abort the running turn and wait for its end (see {@link TurnStop.stop}). Never rejects. */
+  #stopTurn(answeredCallId?: string): Promise<void> {
+    return this.#stop.stop(this.#turn, this.#inbox, answeredCallId);
   }
 
   /** The tools this bridge offers for a request's declared ones. */

@@ -3,8 +3,8 @@
  * transcript each produced, always within one principal (an API key never sees another key's
  * threads), bounded in number (`maxThreads`: a new thread replaces the least recently used idle
  * one, or is refused with 429) and in idle lifetime (`threadIdleMs`: one timer, armed for the
- * next thread to expire). A thread that is answering a request or waiting for the client's tool
- * results is never replaced or expired.
+ * next thread to expire). A thread that is answering a request, waiting for the client's tool
+ * results or stopping a turn is never replaced or expired.
  */
 import { unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
 import { ChatApiError } from "./chat-api-error.js";
@@ -187,7 +187,7 @@ export class ThreadDirectory {
 }
 
 function idle(thread: ChatThread): boolean {
-  return !thread.busy && !thread.waitingForTools;
+  return !thread.busy && !thread.waitingForTools && !thread.stopping;
 }
 
 function slot(principal: string, id: string): string {

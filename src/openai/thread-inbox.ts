@@ -3,7 +3,8 @@
  * turn's events (pumped from its iterator as they arrive), a `calls` wake-up when the runtime
  * starts waiting for a client tool, and the turn's end. Items stay queued while no request is
  * attached (between the response that returned `tool_calls` and the request that brings their
- * results), and are read by one consumer at a time.
+ * results), and are read by one consumer at a time. A consumer whose client went away stops
+ * reading at once (its `signal`): what it leaves stays queued.
  */
 import type { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
@@ -22,6 +23,8 @@ export type InboxItem =
 /** How reading a turn for one response ended. */
 export type TurnReadOutcome =
   | { kind: "tool_calls"; calls: ReturnedToolCall[] }
+  /** The client went away (its request's signal): nothing more was read for it. */
+  | { kind: "left" }
   | { kind: "end"; result: TurnResult }
   | { kind: "failed"; error: ToolrelayError };
 
@@ -62,11 +65,13 @@ export class ThreadInbox {
   /**
    * Read the turn for one response until it ends or the runtime waits for client tools that were
    * not returned yet: assistant text goes to `sink`, the model's calls to the client's tools are
-   * announced to `calls` (other tools are never the client's).
+   * announced to `calls` (other tools are never the client's). Returns `left` as soon as `signal`
+   * aborts (the client went away), without waiting for the turn.
    */
-  async readTurn(sink: CompletionSink, calls: ClientCalls, tools: ClientToolSet): Promise<TurnReadOutcome> {
+  async readTurn(sink: CompletionSink, calls: ClientCalls, tools: ClientToolSet, signal: AbortSignal): Promise<TurnReadOutcome> {
     for (;;) {
-      const item = await this.next();
+      const item = await this.next(signal);
+      if (item === undefined) return { kind: "left" };
       if (item.kind === "event") {
         const event = item.event;
         if (event.type === "assistant") sink.text(event.text);
@@ -97,12 +102,25 @@ export class ThreadInbox {
     });
   }
 
-  /** The next item (waits for one). One consumer at a time. */
-  next(): Promise<InboxItem> {
+  /**
+   * The next item (waits for one), or `undefined` once `signal` aborted: a consumer that stops
+   * waiting takes nothing, so no item is lost to it. One consumer at a time.
+   */
+  next(signal?: AbortSignal): Promise<InboxItem | undefined> {
+    if (signal?.aborted) return Promise.resolve(undefined);
     const item = this.#items.shift();
     if (item !== undefined) return Promise.resolve(this.#taken(item));
     return new Promise((resolve) => {
-      this.#waiter = (next) => resolve(this.#taken(next));
+      const onAbort = (): void => {
+        if (this.#waiter === waiter) this.#waiter = undefined;
+        resolve(undefined);
+      };
+      const waiter = (next: InboxItem): void => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(this.#taken(next));
+      };
+      this.#waiter = waiter;
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -119,6 +119,27 @@ describe("a client that goes away", () => {
     );
     expect(next.choices[0]!.message.content).toBe("echo: turn-back");
   });
+
+  it("mid-stream, with the next request sent at once: no 409 while the left turn stops; the next request gets its own answer", async () => {
+    const { bridge, client, runtime } = await setup();
+    const headers = { "x-toolrelay-thread": "leaving-at-once" };
+    // A first answer: the client keeps a keep-alive connection, which carries the next request at
+    // once (it may be read before the server sees the left stream's connection close).
+    const first = await client.chat.completions.create(
+      { model: "letta-code", messages: [{ role: "user", content: "turn-1" }] },
+      { headers },
+    );
+    expect(first.choices[0]!.message.content).toBe("echo: turn-1");
+    // The SLOW script runs on for 400 ms after the abort: the left turn ends only then.
+    expect(await leaveMidStream(client, "SLOW leave", headers)).toEqual([null]);
+    const next = await client.chat.completions.create(
+      { model: "letta-code", messages: [{ role: "user", content: "turn-back" }] },
+      { headers, timeout: 10_000 },
+    );
+    expect(next.choices[0]!.message.content).toBe("echo: turn-back");
+    expect(runtime.frames.filter((frame) => frame.type === "abort_message")).toHaveLength(1);
+    expect(bridge.threads().find((thread) => thread.id === "leaving-at-once")).toMatchObject({ busy: false, waitingForTools: false });
+  });
 });
 
 describe("failures", () => {
