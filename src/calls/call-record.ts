@@ -39,6 +39,8 @@ export class CallRecord implements CallKey {
   readonly conversationId: string;
   readonly toolCallId: string;
   readonly inputDigest: string;
+  /** The session's turn the call arrived in (`""` between turns). */
+  readonly turn: string;
   state: CallState = "running";
   outcome: CallOutcome | undefined;
   /** Built once at settlement; every delivery writes this very object. Cleared when forgotten. */
@@ -62,12 +64,14 @@ export class CallRecord implements CallKey {
     readonly startedAt: number,
     readonly timeoutMs: number,
     first: Delivery,
+    turn = "",
   ) {
     this.connectionId = key.connectionId;
     this.agentId = key.agentId;
     this.conversationId = key.conversationId;
     this.toolCallId = key.toolCallId;
     this.inputDigest = key.inputDigest;
+    this.turn = turn;
     this.tool = tool;
     this.deliveries = [first];
   }
@@ -89,6 +93,24 @@ export class CallRecord implements CallKey {
 
   delivery(requestId: string): Delivery | undefined {
     return this.deliveries.find((delivery) => delivery.requestId === requestId);
+  }
+
+  /**
+   * Whether a request under a **new** request id (same key) is this call again rather than a new
+   * model request that reused the tool call id (providers number every call `call_0`):
+   * - while the runtime still waits for this call's answer (a request id of it is waiting or
+   *   held), it is this call (the runtime asks once per model call; a second ask is a re-attempt);
+   * - once answered, only within the same turn and after a reconnect (an answer written on an
+   *   older epoch): the runtime re-running a call whose answer it lost;
+   * - otherwise it is a new model request, and it runs.
+   */
+  isAskedAgainBy(turn: string, epoch: number): boolean {
+    let answeredBefore = false;
+    for (const delivery of this.deliveries) {
+      if (delivery.state === "waiting" || delivery.state === "held") return true;
+      if (delivery.epoch < epoch) answeredBefore = true;
+    }
+    return answeredBefore && turn === this.turn;
   }
 }
 

@@ -4,6 +4,7 @@
  * of forgotten calls (count, size, age — checked lazily: the store owns no timer).
  */
 import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
+import { sameCall } from "./call-key.js";
 import { RecordQueue, type CallRecord, type Delivery } from "./call-record.js";
 import type { CallLimits } from "./call-table-options.js";
 
@@ -38,9 +39,27 @@ export class CallStore {
     return this.#byRequestId.get(requestId);
   }
 
-  /** A new record heads its tool call id's chain (`newest` heads it now), which keeps at most {@link MAX_INPUTS_PER_TOOL_CALL_ID}. */
+  /**
+   * A new record heads its tool call id's chain (`newest` heads it now), which keeps at most
+   * {@link MAX_INPUTS_PER_TOOL_CALL_ID}. A record of the same key (a new model request that reused
+   * the id) leaves the chain but stays indexed by its request ids: a re-offer of one of them still
+   * gets its own answer until the record ages out.
+   */
   add(record: CallRecord, newest: CallRecord | undefined): void {
-    record.older = newest;
+    let head = newest;
+    if (head !== undefined && sameCall(head, record)) {
+      head = head.older;
+      newest!.older = undefined;
+    } else {
+      for (let newer = head; newer?.older !== undefined; newer = newer.older) {
+        const superseded = newer.older;
+        if (!sameCall(superseded, record)) continue;
+        newer.older = superseded.older;
+        superseded.older = undefined;
+        break;
+      }
+    }
+    record.older = head;
     this.#byToolCallId.set(record.toolCallId, record);
     this.#byRequestId.set(record.deliveries[0]!.requestId, record);
     let kept = record;

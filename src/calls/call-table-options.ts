@@ -88,6 +88,13 @@ export interface CallRequest extends CallKey {
   requestId: string;
   /** The connection epoch it arrived on. */
   epoch: number;
+  /**
+   * The session's turn it arrived in (its client message id; `""` between turns). Default `""`.
+   * A new request id with an answered call's key is that call again only within its turn and
+   * after a reconnect (the runtime re-running a call whose answer it lost); else it is a new
+   * model request. See docs/settlement.md, "What identifies a call".
+   */
+  turn?: string;
   toolName: string;
   /** The session's tool of that name, if any, and its tools (named in the unknown-tool answer). */
   tool: ClientTool | undefined;

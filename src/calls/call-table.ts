@@ -58,20 +58,27 @@ export class CallTable {
   request(request: CallRequest): RequestDisposition {
     const now = this.#now();
     this.#store.evictAged(now);
+    // A request id seen before is that call's again (a re-delivery: the relay re-offers a request
+    // with its own id), or a conflict when it came with another key.
+    const owner = this.#store.ownerOf(request.requestId);
+    if (owner !== undefined) return sameCall(owner, request) ? this.#again(owner, request) : this.#conflict(owner, request);
+    // A new request id is a call of the same key again only as `isAskedAgainBy` says (a re-attempt);
+    // otherwise it is a new model request that reused the tool call id, and it runs.
+    // Only the newest call of the key is asked: an older one was followed by a new model request.
+    const turn = request.turn ?? "";
     const newest = this.#store.newest(request.toolCallId);
     let record = newest;
     let reused = false;
     for (; record !== undefined && !sameCall(record, request); record = record.older) reused ||= sameScope(record, request);
-    const owner = this.#store.ownerOf(request.requestId);
-    if (owner !== undefined && owner !== record) return this.#conflict(owner, request);
-    if (record !== undefined) return this.#again(record, request);
+    if (record !== undefined && record.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);
+    reused ||= record !== undefined;
     if (this.#closeReason !== undefined) {
       this.#emit("response", undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
       return "closed";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     const timeoutMs = request.tool?.timeoutMs ?? this.limits.toolTimeoutMs;
-    record = new CallRecord(request, request.toolName, request.tool, now, timeoutMs, delivery);
+    record = new CallRecord(request, request.toolName, request.tool, now, timeoutMs, delivery, turn);
     this.#store.add(record, newest);
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
@@ -148,7 +155,7 @@ export class CallTable {
         return "joined";
       }
       this.#deliver(record, known);
-      return "resent";
+      return record.state === "settled" ? "resent" : "expired";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     this.#store.addDelivery(record, delivery);

@@ -3,7 +3,7 @@ import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
 import { ToolrelayError, asToolrelayError } from "../errors.js";
 import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
-import type { InboundFrame } from "../wire/index.js";
+import type { FrameEnvelope, InboundFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
@@ -55,6 +55,7 @@ export class Session extends EventEmitter<SessionEvents> {
       timers: parts.timers,
       limits: parts.callLimits,
       observer: parts.observer,
+      turn: () => this.#turns.activeMessageId ?? "",
     });
     this.#approvals = new ApprovalResponder({
       isClientTool: (name) => parts.tools.get(name) !== undefined,
@@ -99,7 +100,7 @@ export class Session extends EventEmitter<SessionEvents> {
       reassertToolsEachTurn: options.reassertToolsEachTurn ?? false,
       onError: (error) => this.emit("error", error),
     });
-    this.#link.on("frame", (frame) => this.#onFrame(frame));
+    this.#link.on("frame", (frame, envelope) => this.#onFrame(frame, envelope));
     this.#link.on("state", (state, previous) => this.#onState(state, previous));
     this.#link.on("reconnected", () => void this.#onReconnected());
     this.#link.on("error", (error) => this.emit("error", error));
@@ -226,9 +227,10 @@ export class Session extends EventEmitter<SessionEvents> {
     await this.#parts.dispose();
   }
 
-  #onFrame(frame: InboundFrame): void {
+  #onFrame(frame: InboundFrame, envelope: FrameEnvelope | undefined): void {
     switch (frame.type) {
       case "external_tool_call_request":
+        this.#turns.onActivity(frame.runtime);
         this.#dispatcher.handle(frame);
         return;
       case "control_request":
@@ -238,10 +240,10 @@ export class Session extends EventEmitter<SessionEvents> {
         this.#turns.onDelta(frame);
         return;
       case "update_loop_status":
-        this.#turns.onLoopStatus(frame);
+        this.#turns.onLoopStatus(frame, envelope?.event_seq);
         return;
       case "turn_finished":
-        this.#turns.onTurnFinished(frame);
+        this.#turns.onTurnFinished(frame, envelope?.event_seq);
         return;
       default:
         this.#tracker.handle(frame);
@@ -284,6 +286,8 @@ export class Session extends EventEmitter<SessionEvents> {
     try {
       await this.#register();
       const runtime = this.#own.scope;
+      // The runtime kept the turn, but frames sent while the link was down may be lost: its end too.
+      if (keeps) this.#turns.framesMayBeLost();
       if (keeps && runtime) this.#link.send({ type: "sync", runtime, recover_approvals: true, force_device_status: true });
       this.#starter.writeUnwrittenInput();
     } catch (error) {

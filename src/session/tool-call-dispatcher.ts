@@ -26,6 +26,8 @@ export interface ToolCallDispatcherOptions {
   limits: Partial<CallLimits>;
   /** Told every call's life (its log lines and span). */
   observer: SessionObserver;
+  /** The running turn's client message id (`""` between turns): part of what tells a re-asked call from a new one. */
+  turn(): string;
 }
 
 export class ToolCallDispatcher {
@@ -62,6 +64,7 @@ export class ToolCallDispatcher {
     const disposition = this.table.request({
       requestId,
       epoch: link.epoch,
+      turn: this.#options.turn(),
       connectionId: link.connectionId,
       agentId,
       conversationId,

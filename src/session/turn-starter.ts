@@ -134,11 +134,14 @@ export class TurnStarter {
       return;
     }
     this.#inputUnconfirmed = true;
+    const clientMessageId = this.#clientMessageIdOf(frame);
+    this.#options.turns.inputWritten(clientMessageId);
     let accepted: InputAcceptedFrame;
     try {
       accepted = await this.#options.requests.request(frame, { responseType: "input_accepted", timeoutMs: this.#options.requestTimeoutMs });
     } catch (error) {
       if (isToolrelayError(error) && error.details?.written === false) {
+        this.#options.turns.inputDropped(clientMessageId);
         this.#unwrittenInput = { turn, frame };
         return;
       }
@@ -146,8 +149,16 @@ export class TurnStarter {
     } finally {
       this.#inputUnconfirmed = false;
     }
-    if (!accepted.accepted)
+    if (!accepted.accepted) {
+      this.#options.turns.inputDropped(clientMessageId);
       turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+    }
+  }
+
+  /** The client message id `start` put in the input (one message, always set). */
+  #clientMessageIdOf(frame: InputMessage): string {
+    const payload = frame.payload as { messages?: ReadonlyArray<{ client_message_id?: string }> };
+    return payload.messages?.[0]?.client_message_id ?? "";
   }
 
   async #abortTurn(turn: Turn): Promise<void> {

@@ -3,13 +3,14 @@ import type { InboundRuntimeScope, RuntimeScope, StreamDeltaFrame, TurnFinishedF
 import { isScope } from "./runtime-scope-of.js";
 import type { Turn } from "./turn.js";
 import { eventsFromDelta } from "./turn-events.js";
+import { type EndOwner, TurnOwnership } from "./turn-ownership.js";
 
 export interface TurnTrackerOptions {
   timers: Timers;
   /** The session's runtime. */
   runtime(): RuntimeScope | undefined;
   isClientTool(name: string): boolean;
-  /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled). */
+  /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled, and never ends by silence). */
   pendingCalls(): number;
   /**
    * Ask the runtime to replay its state (`sync`); used when a turn has gone quiet. Never an
@@ -22,41 +23,48 @@ export interface TurnTrackerOptions {
   stallProbeMs: number;
 }
 
-/** The owner of a run that answered no client message (a turn the runtime started by itself). */
-const NO_MESSAGE = "";
-
-/** How long a turn that the runtime reports idle waits for its `turn_finished` before it ends itself. */
-export const TURN_SETTLE_MS = 1_000;
+/**
+ * How long a turn whose frames may have been lost (a relay reconnect) must be reported idle, with
+ * nothing of it heard and no client call of it running, before it ends without its
+ * `turn_finished`. Only then: an idle loop status is no end on its own — the real runtime reports
+ * `WAITING_ON_INPUT` for a whole turn that follows the previous one closely.
+ */
+export const LOST_END_QUIET_MS = 15_000;
 
 interface ActiveTurn {
   turn: Turn;
   clientMessageId: string;
+  /** The last terminal stop reason of the turn's runs (`requires_approval` is not one). */
   stopReason: string | undefined;
+  /** The last stop reason seen, `requires_approval` included: the turn goes on after it. */
+  lastStopReason: string | undefined;
   aborted: boolean;
-  settleTimer: TimerHandle | undefined;
+  /** Frames of this turn may have been lost (the link reconnected): its end may never come. */
+  endMayBeLost: boolean;
+  quietTimer: TimerHandle | undefined;
   probeTimer: TimerHandle | undefined;
 }
 
 /**
- * Routes the runtime's turn frames to the running {@link Turn} and decides
- * when it ends. `turn_finished` ends it — unless its `run_id` belongs to
- * another message (a late frame of an earlier turn). Because frames can be lost
- * across a relay reconnect, an idle loop status that lists this turn's message
- * also ends it (after {@link TURN_SETTLE_MS}), and a turn that goes quiet is
- * probed with a `sync` so the runtime replays that status.
+ * Routes the runtime's turn frames to the running {@link Turn} and ends it when the **runtime**
+ * ends it: on the `turn_finished` that {@link TurnOwnership} attributes to its message. Never on
+ * silence or an idle loop status alone — the real runtime reports `WAITING_ON_INPUT` with no runs
+ * for a whole turn that follows the previous one closely, and a late `turn_finished` of an aborted
+ * turn (no `run_id`) belongs to that turn, not to the next.
  *
- * A `stream_delta` with `subagent_id` is a subagent's (the runtime sends them
- * on the parent's scope): it becomes a `subagent` event and never touches the
- * turn's own text, tool calls, errors or stop reason. Deltas and
- * `turn_finished` of a run that answered another message, or none (a turn the
- * runtime started itself, such as the `<task-notification>` after a
- * subagent), are not the turn's either.
+ * One fallback, where the runtime's end can be lost: after a reconnect of a link whose runtime
+ * keeps its state (the cloud relay), a turn reported idle for {@link LOST_END_QUIET_MS} with none of
+ * its frames heard, no client call of it running, and no approval awaited ends by itself. A quiet
+ * turn is probed with a `sync` so the runtime replays its state.
+ *
+ * A `stream_delta` with `subagent_id` is a subagent's (the runtime sends them on the parent's
+ * scope): it becomes a `subagent` event and never touches the turn's own text, tool calls, errors
+ * or stop reason. Deltas of a run that answered another message, or none, are not the turn's.
  */
 export class TurnTracker {
   #options: TurnTrackerOptions;
   #active: ActiveTurn | undefined;
-  /** run id → the client message id it answered (from loop statuses); bounded. */
-  #messageOfRun = new Map<string, string>();
+  #ownership = new TurnOwnership();
 
   constructor(options: TurnTrackerOptions) {
     this.#options = options;
@@ -67,9 +75,29 @@ export class TurnTracker {
     return this.#active?.turn;
   }
 
+  /** The running turn's client message id, if a turn runs. */
+  get activeMessageId(): string | undefined {
+    const active = this.#active;
+    return active && !active.turn.done ? active.clientMessageId : undefined;
+  }
+
+  /** Client message ids the runtime still owes a `turn_finished` (for tests and diagnostics). */
+  get owedEnds(): readonly string[] {
+    return this.#ownership.owed;
+  }
+
   begin(turn: Turn, clientMessageId: string): void {
     this.#stop();
-    this.#active = { turn, clientMessageId, stopReason: undefined, aborted: false, settleTimer: undefined, probeTimer: undefined };
+    this.#active = {
+      turn,
+      clientMessageId,
+      stopReason: undefined,
+      lastStopReason: undefined,
+      aborted: false,
+      endMayBeLost: false,
+      quietTimer: undefined,
+      probeTimer: undefined,
+    };
     void turn.result.then(
       () => this.#release(turn),
       () => this.#release(turn),
@@ -78,8 +106,31 @@ export class TurnTracker {
     this.#armProbe();
   }
 
+  /** The turn's input is about to be written: the runtime will owe it one end. */
+  inputWritten(clientMessageId: string): void {
+    this.#ownership.owe(clientMessageId);
+  }
+
+  /** The turn's input was refused, or never went out: the runtime owes it nothing. */
+  inputDropped(clientMessageId: string): void {
+    this.#ownership.forgive(clientMessageId);
+  }
+
   markAborted(): void {
     if (this.#active) this.#active.aborted = true;
+  }
+
+  /** Frames of the running turn may have been lost (the link reconnected and the runtime kept its turn). */
+  framesMayBeLost(): void {
+    if (this.#active) this.#active.endMayBeLost = true;
+  }
+
+  /** Something of the running turn was heard (a client tool request of this runtime): it is not quiet. */
+  onActivity(runtime: InboundRuntimeScope | undefined): void {
+    const active = this.#for(runtime);
+    if (!active) return;
+    this.#armProbe();
+    this.#clearQuiet(active);
   }
 
   onDelta(frame: StreamDeltaFrame): void {
@@ -100,60 +151,49 @@ export class TurnTracker {
     const fields = frame.delta as { message_type?: unknown; stop_reason?: unknown; run_id?: unknown };
     // A delta of a run that answered another message (a late one of an earlier turn) or no
     // message at all (a turn the runtime started itself, e.g. a <task-notification>) is not ours.
-    const owner = typeof fields.run_id === "string" ? this.#messageOfRun.get(fields.run_id) : undefined;
+    const owner = typeof fields.run_id === "string" ? this.#ownership.messageOf(fields.run_id) : undefined;
     if (owner !== undefined && owner !== active.clientMessageId) return;
-    if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string" && fields.stop_reason !== "requires_approval") {
-      active.stopReason = fields.stop_reason;
+    this.#clearQuiet(active);
+    if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string") {
+      active.lastStopReason = fields.stop_reason;
+      if (fields.stop_reason !== "requires_approval") active.stopReason = fields.stop_reason;
     }
     for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id)))
       active.turn.push(event);
   }
 
-  onLoopStatus(frame: UpdateLoopStatusFrame): void {
+  onLoopStatus(frame: UpdateLoopStatusFrame, eventSeq?: number): void {
     const status = frame.loop_status;
     const mine = this.#options.runtime();
     if (mine && frame.runtime && !isScope(frame.runtime, mine)) return;
     const active = this.#for(frame.runtime);
     // Which message each run answers is remembered even between turns: a late
     // turn_finished of an earlier message must never end the next turn.
-    let ours = false;
-    const mapped = status.client_message_ids_by_run_id ?? {};
-    for (const [runId, messageIds] of Object.entries(mapped)) {
-      const mineToo = active !== undefined && messageIds.includes(active.clientMessageId);
-      const first = messageIds[0];
-      if (first !== undefined) this.#remember(runId, mineToo ? active!.clientMessageId : first);
-      if (mineToo) ours = true;
-    }
-    // An active run no client message started (the runtime's own turn): no message is its owner.
-    for (const runId of status.active_run_ids ?? []) {
-      if (!(runId in mapped) && !this.#messageOfRun.has(runId)) this.#remember(runId, NO_MESSAGE);
-    }
-    if (!active) return;
+    for (const { frame: end, owner } of this.#ownership.learn(status, active?.clientMessageId, eventSeq)) this.#endBy(end, owner);
+    if (!active || active.turn.done) return;
     this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
-    if (idle && ours && active.settleTimer === undefined) {
-      active.settleTimer = this.#options.timers.setTimeout(() => {
-        active.settleTimer = undefined;
-        active.turn.finish(active.stopReason ?? (active.aborted ? "cancelled" : "end_turn"));
-      }, TURN_SETTLE_MS);
-    } else if (!idle && active.settleTimer !== undefined) {
-      this.#options.timers.clearTimeout(active.settleTimer);
-      active.settleTimer = undefined;
-    }
+    if (!idle) this.#clearQuiet(active);
+    else if (active.endMayBeLost && active.quietTimer === undefined) this.#armQuiet(active);
   }
 
-  onTurnFinished(frame: TurnFinishedFrame): void {
-    const active = this.#for(frame.runtime);
-    if (!active) return;
-    const runId = typeof frame.run_id === "string" ? frame.run_id : undefined;
-    const owner = runId === undefined ? undefined : this.#messageOfRun.get(runId);
-    if (owner !== undefined && owner !== active.clientMessageId) return; // a late frame of an earlier turn
-    active.turn.finish(frame.stop_reason ?? active.stopReason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
+  onTurnFinished(frame: TurnFinishedFrame, eventSeq?: number): void {
+    const mine = this.#options.runtime();
+    if (!mine || (frame.runtime && !isScope(frame.runtime, mine))) return;
+    this.#endBy(frame, this.#ownership.ownerOfEnd(frame, eventSeq));
   }
 
-  /** Clear every timer (session closing). */
+  /** Clear every timer and held end (session closing). */
   stop(): void {
     this.#stop();
+    this.#ownership.clear();
+  }
+
+  #endBy(frame: TurnFinishedFrame, owner: EndOwner): void {
+    if (owner.kind !== "message") return;
+    const active = this.#active;
+    if (!active || active.turn.done || owner.clientMessageId !== active.clientMessageId) return; // another message's end
+    active.turn.finish(frame.stop_reason ?? active.stopReason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
   }
 
   #for(runtime: InboundRuntimeScope | undefined): ActiveTurn | undefined {
@@ -162,6 +202,22 @@ export class TurnTracker {
     if (!active || active.turn.done || !mine) return undefined;
     if (runtime && !isScope(runtime, mine)) return undefined;
     return active;
+  }
+
+  /** The lost-end fallback: idle, quiet, nothing running here, no approval awaited, for {@link LOST_END_QUIET_MS}. */
+  #armQuiet(active: ActiveTurn): void {
+    active.quietTimer = this.#options.timers.setTimeout(() => {
+      active.quietTimer = undefined;
+      // Still owed: if its end comes after all, it must not end the next turn.
+      if (active.turn.done || this.#options.pendingCalls() > 0 || active.lastStopReason === "requires_approval") return;
+      active.turn.finish(active.stopReason ?? (active.aborted ? "cancelled" : "end_turn"));
+    }, LOST_END_QUIET_MS);
+  }
+
+  #clearQuiet(active: ActiveTurn): void {
+    if (active.quietTimer === undefined) return;
+    this.#options.timers.clearTimeout(active.quietTimer);
+    active.quietTimer = undefined;
   }
 
   #armProbe(): void {
@@ -177,11 +233,6 @@ export class TurnTracker {
     }, this.#options.stallProbeMs);
   }
 
-  #remember(runId: string, clientMessageId: string): void {
-    this.#messageOfRun.set(runId, clientMessageId);
-    if (this.#messageOfRun.size > 256) this.#messageOfRun.delete(this.#messageOfRun.keys().next().value as string);
-  }
-
   #release(turn: Turn): void {
     if (this.#active?.turn === turn) this.#stop();
   }
@@ -189,9 +240,8 @@ export class TurnTracker {
   #stop(): void {
     const active = this.#active;
     if (!active) return;
-    if (active.settleTimer !== undefined) this.#options.timers.clearTimeout(active.settleTimer);
+    this.#clearQuiet(active);
     if (active.probeTimer !== undefined) this.#options.timers.clearTimeout(active.probeTimer);
-    active.settleTimer = undefined;
     active.probeTimer = undefined;
     this.#active = undefined;
     this.#options.onActiveChange?.(false);

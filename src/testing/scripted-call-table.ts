@@ -19,6 +19,8 @@ import type {
 interface PendingEntry {
   record: ScriptedCallRecord;
   settle(status: ScriptedCallStatus, result: ScriptedToolResult): void;
+  /** Settles with the call. */
+  settled: Promise<ScriptedToolResult>;
 }
 
 /** What the runtime knows when it sends a request. */
@@ -37,6 +39,8 @@ export class ScriptedCallTable {
   /** Every request ever sent, in order (the public `runtime.calls`). */
   readonly records: ScriptedCallRecord[] = [];
   readonly #pending = new Map<string, PendingEntry>();
+  /** Every request frame written, by request id (a re-delivery writes the very same frame again). */
+  readonly #framesByRequestId = new Map<string, Record<string, unknown>>();
 
   readonly #timeoutMs: number;
   readonly #timers: Timers;
@@ -59,13 +63,17 @@ export class ScriptedCallTable {
     const record: ScriptedCallRecord = { requestId, ...request, status: "pending" };
     this.records.push(record);
     const key = entryKey(request.connectionId, requestId);
-    return new Promise<ScriptedToolResult>((resolve) => {
+    let settled!: Promise<ScriptedToolResult>;
+    settled = new Promise<ScriptedToolResult>((resolve) => {
       const timer = this.#timers.setTimeout(() => {
         entry.settle("timed-out", externalFailure(`External tool call timed out: ${request.toolName}`));
       }, this.#timeoutMs);
       unrefTimer(timer);
       const entry: PendingEntry = {
         record,
+        get settled() {
+          return settled;
+        },
         settle: (status, result) => {
           if (this.#pending.get(key) !== entry) return;
           this.#timers.clearTimeout(timer);
@@ -85,6 +93,7 @@ export class ScriptedCallTable {
         tool_name: request.toolName,
         input: request.input,
       };
+      this.#framesByRequestId.set(requestId, frame);
       let sent = false;
       let failure = "External tool controller is not connected";
       try {
@@ -94,6 +103,25 @@ export class ScriptedCallTable {
       }
       if (!sent) entry.settle("send-failed", externalFailure(failure));
     });
+    return settled;
+  }
+
+  /**
+   * Write the request `requestId` again, the very same frame (its `request_id` too), as a relay
+   * re-offers an outstanding request: the result is that of the first write (the pending call's, or
+   * the one it already settled with). Resolves `undefined` for a request id never written.
+   */
+  redeliver(requestId: string, send: (frame: Record<string, unknown>) => boolean): Promise<ScriptedToolResult> | undefined {
+    const frame = this.#framesByRequestId.get(requestId);
+    const record = this.records.find((candidate) => candidate.requestId === requestId);
+    if (!frame || !record) return undefined;
+    try {
+      send(frame);
+    } catch {
+      // A socket that cannot take it: the first write's outcome stands.
+    }
+    const pending = this.#pending.get(entryKey(record.connectionId, requestId));
+    return pending ? pending.settled : Promise.resolve(record.result!);
   }
 
   /** Settle the call `[connectionId, request_id]` from a (valid) response frame. False when nothing was pending. */

@@ -37,6 +37,13 @@ export class ScriptedConversation {
   readonly clientMessageIdsByRunId = new Map<string, string[]>();
   active: ActiveTurn | undefined;
   readonly queue: QueuedInput[] = [];
+  /** When the last turn of this conversation finished (the runtime's clock), if one did. */
+  lastTurnFinishedAt: number | undefined;
+  /**
+   * The running turn followed the previous one closely: every loop status reads idle (see
+   * `staleLoopStatusWindowMs`), like the real runtime's.
+   */
+  reportsStaleStatus = false;
   /** Paused by an abort (like the real queue); the next accepted input resumes it. */
   paused = false;
   /** `request_id` (`perm-<tool_call_id>`) → pending `control_request`. */
@@ -58,6 +65,14 @@ export class ScriptedConversation {
   }
 
   loopSnapshot(): LoopSnapshot {
+    if (this.reportsStaleStatus) {
+      return {
+        status: "WAITING_ON_INPUT",
+        activeRunIds: [],
+        clientMessageIdsByRunId: this.clientMessageIdsByRunId,
+        executingToolCallIds: [],
+      };
+    }
     return {
       status: this.status,
       activeRunIds: this.activeRunIds,

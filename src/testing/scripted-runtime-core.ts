@@ -31,6 +31,8 @@ export interface CoreOptions {
   externalToolTimeoutMs: number;
   /** `missedAborts` of the options. */
   missedAborts: number;
+  /** `staleLoopStatusWindowMs` of the options. */
+  staleLoopStatusWindowMs: number;
   version: string;
   timers: Timers;
 }
@@ -264,6 +266,11 @@ export class ScriptedRuntimeCore {
       ...(scopeIds ? { scopeIds } : {}),
       ...(allowlist ? { allowlist } : {}),
     });
+    const sinceLastEnd =
+      conversation.lastTurnFinishedAt === undefined
+        ? Number.POSITIVE_INFINITY
+        : this.options.timers.now() - conversation.lastTurnFinishedAt;
+    conversation.reportsStaleStatus = sinceLastEnd <= this.options.staleLoopStatusWindowMs;
     const running = startScriptedTurn(createTurnHost(this, conversation, active), {
       conversation,
       active,

@@ -50,6 +50,15 @@ export interface StartScriptedRuntimeOptions {
    * answered about one abort in five of a running turn under load. Default `0`.
    */
   missedAborts?: number;
+  /**
+   * A turn whose input arrives within this many ms of the previous `turn_finished` of its
+   * conversation reports, in every `update_loop_status` until it ends, `WAITING_ON_INPUT` with no
+   * active runs and no executing tool calls (the run map stays right) — as the real runtime
+   * (0.32.18) does: its status is read from a conversation record that was dropped when the
+   * previous turn went idle. Default `300` (the real runtime was seen lying at 0, 100 and 250 ms
+   * pauses, not at 500 ms). `0` turns it off.
+   */
+  staleLoopStatusWindowMs?: number;
   /** Largest inbound WebSocket message, in bytes (ws `maxPayload`). Default `16 * 1024 * 1024`. */
   maxPayloadBytes?: number;
   /** Interval of protocol-level pings; a socket missing 3 pongs in a row is terminated. `0` disables. Default `30_000`. */
@@ -147,10 +156,18 @@ export interface ScriptedTurn {
   callTools(calls: readonly ScriptedToolCallSpec[]): Promise<ScriptedToolResult[]>;
   /**
    * Send the request of an earlier call of this turn again (same `tool_call_id`, tool and input)
-   * under a fresh `request_id`, as the runtime does when it re-executes a recovered approval.
-   * No deltas are emitted.
+   * under a fresh `request_id`: a second execution the runtime asks for. No deltas are emitted.
+   * The SDK takes it for the same call while that call's answer is still owed, or after a
+   * reconnect within the same turn (the runtime asking again for an answer it lost); else it is a
+   * new model request and runs (see docs/settlement.md, "What identifies a call").
    */
   resendToolCall(toolCallId: string): Promise<ScriptedToolResult>;
+  /**
+   * Write the last request of `toolCallId` again — the very same frame, its `request_id` too — as a
+   * relay re-offers an outstanding request to a session. Resolves with that request's result.
+   * Throws when no such request was written to a connection that is still open.
+   */
+  redeliverToolCall(toolCallId: string): Promise<ScriptedToolResult>;
   /**
    * A tool the runtime runs itself (Bash, Read, …), as the real runtime runs one: the model's
    * `approval_request_message`, `stop_reason: requires_approval`, approval classification, a

@@ -77,6 +77,7 @@ function validate(options: StartScriptedRuntimeOptions): void {
     port: options.port,
     externalToolTimeoutMs: options.externalToolTimeoutMs,
     missedAborts: options.missedAborts,
+    staleLoopStatusWindowMs: options.staleLoopStatusWindowMs,
     maxPayloadBytes: options.maxPayloadBytes,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
   })) {
@@ -97,6 +98,7 @@ export async function startScriptedRuntime(options: StartScriptedRuntimeOptions)
     permissionMode: options.permissionMode ?? "unrestricted",
     externalToolTimeoutMs: options.externalToolTimeoutMs ?? 300_000,
     missedAborts: options.missedAborts ?? 0,
+    staleLoopStatusWindowMs: options.staleLoopStatusWindowMs ?? 300,
     version,
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES });

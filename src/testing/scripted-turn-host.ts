@@ -34,6 +34,8 @@ export interface TurnHost {
   requestApproval(frame: Record<string, unknown>): Promise<ApprovalAnswer>;
   /** Send an `external_tool_call_request` to the tool's registering connection and wait for its outcome. */
   callExternal(tool: ScriptedVisibleTool, toolCallId: string, input: Record<string, unknown>): Promise<ScriptedToolResult>;
+  /** Write the last request of `toolCallId` in this conversation again, the same frame (see `redeliverToolCall`). */
+  redeliverExternal(toolCallId: string): Promise<ScriptedToolResult> | undefined;
   /** The connection currently driving the turn (ownership passes on when it closes). */
   drivingConnectionId(): string;
   /** Resolves once every frame emitted so far was handed to the sockets. */
@@ -80,6 +82,19 @@ export function createTurnHost(core: ScriptedRuntimeCore, conversation: Scripted
         input,
       };
       return core.calls.start(request, (frame) => connection.sendPlain(frame));
+    },
+    redeliverExternal: (toolCallId) => {
+      const record = [...core.calls.records]
+        .reverse()
+        .find(
+          (candidate) =>
+            candidate.toolCallId === toolCallId &&
+            candidate.runtime.agent_id === scope.agent_id &&
+            candidate.runtime.conversation_id === scope.conversation_id,
+        );
+      const connection = record && core.connections.get(record.connectionId);
+      if (!record || !connection?.isOpen) return undefined;
+      return core.calls.redeliver(record.requestId, (frame) => connection.sendPlain(frame));
     },
     drivingConnectionId: () => active.connectionId,
     flush: () => core.flush(),

@@ -103,6 +103,8 @@ async function runScript(host: TurnHost, run: ScriptedTurnRun, session: Scripted
     host.emit(turnFinishedFrame(session.turnId, "end_turn", session.lastRunId));
   }
   run.conversation.active = undefined;
+  run.conversation.reportsStaleStatus = false;
+  run.conversation.lastTurnFinishedAt = host.now();
   host.emitDeviceStatus();
   await host.flush();
   run.onIdle();

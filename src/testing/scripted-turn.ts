@@ -157,6 +157,12 @@ export class ScriptedTurnSession implements ScriptedTurn {
     return { decisions, runId };
   }
 
+  async redeliverToolCall(toolCallId: string): Promise<ScriptedToolResult> {
+    const redelivered = this.host.redeliverExternal(toolCallId);
+    if (!redelivered) throw new Error(`redeliverToolCall: no request with tool_call_id ${toolCallId} on an open connection`);
+    return redelivered;
+  }
+
   async resendToolCall(toolCallId: string): Promise<ScriptedToolResult> {
     const made = this.#madeCalls.get(toolCallId);
     if (!made) throw new Error(`resendToolCall: no earlier call with tool_call_id ${toolCallId} in this turn`);

@@ -110,7 +110,7 @@ describe("CallTable close", () => {
     expect(h.table.counts().held).toBe(0);
   });
 
-  it("still replays a call settled before close, and never answers a request id twice", () => {
+  it("still replays a call settled before close to its re-offered request id, and never answers a request id twice", () => {
     vi.useFakeTimers();
     const h = createHarness();
     h.request("r1", "t1", { tool: instantTool("x", "done") });
@@ -118,9 +118,12 @@ describe("CallTable close", () => {
     h.table.close("bye");
     expect(h.request("r1", "t1")).toBe("duplicate");
     expect(h.request("r2", "t2")).toBe("duplicate");
-    expect(h.request("r3", "t1")).toBe("replayed");
-    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1", "r2", "r3"]);
+    h.link.epoch = 2;
+    expect(h.request("r1", "t1")).toBe("resent");
+    expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1", "r2", "r1"]);
     expect(h.frames[2]?.response).toBe(h.frames[0]?.response);
+    // A new request id for an answered call is a new model request, and the table is closed: cancelled, nothing run.
+    expect(h.request("r3", "t1")).toBe("closed");
   });
 
   it("is idempotent, and later requests are answered cancelled without running or being kept", () => {

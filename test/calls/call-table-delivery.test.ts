@@ -26,21 +26,66 @@ describe("CallTable single flight and replay", () => {
     expect(h.settled[0]?.requestIds).toEqual(["r1", "r2", "r3"]);
   });
 
-  it("a duplicate after settlement replays the very same response object, without running", () => {
+  it("a new request id for a settled call whose answer the runtime does not have yet (held) replays the very same response object, without running", () => {
     const h = createHarness({}, instantTool("x", "row 1"));
+    h.link.up = false;
+    h.table.epochEnded();
     h.request("r1", "t1");
     expect(h.request("r2", "t1")).toBe("replayed");
+    h.link.up = true;
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
     expect(h.frames.map((frame) => frame.requestId)).toEqual(["r1", "r2"]);
     expect(h.frames[1]?.response).toBe(h.frames[0]?.response);
     expect(h.settled).toHaveLength(1);
   });
 
-  it("replays errors byte for byte too (timeout)", () => {
+  it("the same key under a new request id once the runtime has the answer is a new model request (a provider reusing call_0): it runs again", async () => {
+    const counting = deferredTool("x");
+    const h = createHarness({}, counting.tool);
+    expect(h.request("turn-1", "call_0", { input: { path: "a.txt" } })).toBe("started");
+    counting.resolve("first");
+    await flushMicrotasks();
+    expect(h.request("turn-2", "call_0", { input: { path: "a.txt" } })).toBe("reused");
+    expect(counting.calls).toBe(2);
+    counting.resolve("second");
+    await flushMicrotasks();
+    expect(h.frames.map((frame) => [frame.requestId, frame.response])).toEqual([
+      ["turn-1", text("first")],
+      ["turn-2", text("second")],
+    ]);
+    // Each request id re-offered on a newer epoch still gets its own call's answer, never a run.
+    h.link.epoch = 2;
+    expect(h.request("turn-1", "call_0", { input: { path: "a.txt" } })).toBe("resent");
+    expect(h.request("turn-2", "call_0", { input: { path: "a.txt" } })).toBe("resent");
+    expect(h.frames.slice(2).map((frame) => frame.response)).toEqual([text("first"), text("second")]);
+    expect(counting.calls).toBe(2);
+  });
+
+  it("the same key under a new request id after a reconnect, in the same turn, is the runtime asking again for an answer it lost: replayed, not run", async () => {
+    const counting = deferredTool("x");
+    const h = createHarness({}, counting.tool);
+    expect(h.request("r1", "call_0", { input: { n: 1 }, turn: "cm-1" })).toBe("started");
+    counting.resolve("once");
+    await flushMicrotasks();
+    h.link.epoch = 2;
+    h.table.epochStarted(2, true);
+    expect(h.request("r2", "call_0", { input: { n: 1 }, turn: "cm-1" })).toBe("replayed");
+    expect(h.frames.at(-1)).toEqual({ requestId: "r2", response: text("once"), epoch: 2 });
+    // In the next turn the same key is a new model request, reconnect or not.
+    expect(h.request("r3", "call_0", { input: { n: 1 }, turn: "cm-2" })).toBe("reused");
+    expect(counting.calls).toBe(2);
+    counting.resolve("twice");
+    await flushMicrotasks();
+  });
+
+  it("replays errors byte for byte too (timeout), to the re-offered request id", () => {
     const slow = deferredTool("x", { timeoutMs: 5 });
     const h = createHarness({}, slow.tool);
     h.request("r1", "t1");
     vi.advanceTimersByTime(5);
-    expect(h.request("r2", "t1")).toBe("replayed");
+    h.link.epoch = 2;
+    expect(h.request("r1", "t1")).toBe("resent");
     expect(JSON.stringify(h.frames[1]?.response)).toBe(JSON.stringify(h.frames[0]?.response));
     expect(slow.calls).toBe(1);
   });
@@ -83,11 +128,15 @@ describe("CallTable identity: the key binds the input", () => {
     expect(h.frames.map((frame) => frame.response)).toEqual([text("read a"), text("read b")]);
   });
 
-  it("the same tool call id with the same input (in any key order) is a replay", () => {
-    const h = createHarness({}, instantTool("x", "once"));
+  it("the same tool call id with the same input (in any key order) while it runs is the same call", async () => {
+    const slow = deferredTool("x");
+    const h = createHarness({}, slow.tool);
     h.request("r1", "call_0", { input: { a: 1, b: [1, { c: 2, d: 3 }] } });
-    expect(h.request("r2", "call_0", { input: { b: [1, { d: 3, c: 2 }], a: 1 } })).toBe("replayed");
+    expect(h.request("r2", "call_0", { input: { b: [1, { d: 3, c: 2 }], a: 1 } })).toBe("joined");
+    slow.resolve("once");
+    await flushMicrotasks();
     expect(h.settled).toHaveLength(1);
+    expect(slow.calls).toBe(1);
   });
 
   it("a request id that already stands for one call never runs a second: answered with an error once per epoch", async () => {
@@ -113,6 +162,7 @@ describe("CallTable identity: the key binds the input", () => {
 
   it(`keeps at most ${MAX_INPUTS_PER_TOOL_CALL_ID} inputs per tool call id`, () => {
     const h = createHarness({}, instantTool());
+    h.link.up = false; // every answer stays held: each call is still owed to the runtime
     for (let index = 0; index < MAX_INPUTS_PER_TOOL_CALL_ID + 4; index++) h.request(`r${index}`, "call_0", { input: { n: index } });
     expect(h.request("again", "call_0", { input: { n: MAX_INPUTS_PER_TOOL_CALL_ID + 3 } })).toBe("replayed");
     expect(h.request("oldest", "call_0", { input: { n: 0 } })).toBe("reused");
@@ -129,24 +179,26 @@ describe("CallTable identity: the key binds the input", () => {
 });
 
 describe("CallTable bounds", () => {
-  it("a duplicate after count eviction is answered 'expired', never run again, once per request id", () => {
+  it("a request id re-offered after count eviction is answered 'expired', never run again, once per epoch", () => {
     const h = createHarness({ maxCachedCalls: 1 }, instantTool());
     h.request("r1", "t1");
     h.request("r2", "t2");
-    expect(h.request("r3", "t1")).toBe("expired");
-    expect(h.frames[2]).toEqual({ requestId: "r3", response: EXPIRED("t1"), epoch: 1 });
-    expect(h.request("r3", "t1")).toBe("duplicate");
+    h.link.epoch = 2;
+    expect(h.request("r1", "t1")).toBe("expired");
+    expect(h.frames[2]).toEqual({ requestId: "r1", response: EXPIRED("t1"), epoch: 2 });
     expect(h.request("r1", "t1")).toBe("duplicate");
     expect(h.settled).toHaveLength(2);
   });
 
-  it("a duplicate after age eviction is 'expired' (age checked on access)", () => {
+  it("a request id re-offered after age eviction is 'expired' (age checked on access)", () => {
     const h = createHarness({ cacheAgeMs: 1_000 }, instantTool());
     h.request("r1", "t1");
     vi.advanceTimersByTime(999);
-    expect(h.request("r2", "t1")).toBe("replayed");
+    h.link.epoch = 2;
+    expect(h.request("r1", "t1")).toBe("resent");
     vi.advanceTimersByTime(1);
-    expect(h.request("r3", "t1")).toBe("expired");
+    h.link.epoch = 3;
+    expect(h.request("r1", "t1")).toBe("expired");
     expect(h.table.counts().cached).toBe(0);
     expect(h.table.counts().forgotten).toBe(1);
   });
@@ -158,7 +210,8 @@ describe("CallTable bounds", () => {
     expect(h.table.counts().cached).toBe(2);
     h.request("r3", "t3");
     expect(h.table.counts().cached).toBe(2);
-    expect(h.request("again", "t1")).toBe("expired");
+    h.link.epoch = 2;
+    expect(h.request("r1", "t1")).toBe("expired");
   });
 
   it("past maxForgottenCalls (or forgottenAgeMs) a call is gone: a new request starts it again (the documented bound)", () => {
@@ -187,7 +240,9 @@ describe("CallTable bounds", () => {
         response: { error: "Tool x was not run: the client is already running 2 tool calls. Try again later." },
       },
     ]);
-    expect(h.request("r4", "t3")).toBe("replayed");
+    h.link.epoch = 2;
+    expect(h.request("r3", "t3")).toBe("resent"); // the same request re-offered: the same busy answer, not a run
+    expect(h.request("r4", "t3")).toBe("busy"); // a new model request: still past the limit
     expect(slow.calls).toBe(2);
   });
 

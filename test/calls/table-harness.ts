@@ -48,6 +48,7 @@ export interface RequestOptions {
   epoch?: number;
   scope?: Partial<Omit<CallKey, "toolCallId" | "inputDigest">>;
   toolName?: string;
+  turn?: string;
 }
 
 export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: ClientTool): Harness {
@@ -93,6 +94,7 @@ export function callRequest(requestId: string, toolCallId: string, options: Requ
   return {
     requestId,
     epoch: options.epoch,
+    ...(options.turn === undefined ? {} : { turn: options.turn }),
     ...callKey(toolCallId, input, options.scope),
     toolName: options.toolName ?? tool?.name ?? "x",
     tool,

@@ -1,18 +1,22 @@
 /**
  * Model-based schedules of the call table (fast-check `fc.commands`, fake
- * timers): random sequences (≤ 64 steps) of request (new call, same call under a
+ * timers): random sequences (≤ 64 steps) of request (new call, the same key under a
  * new request id, the same request id again, the same tool call id with another
  * input, a request id reused for another call), resolve, reject, advance time,
  * link down, link up (a new epoch; the runtime keeps its calls in "cloud" runs
- * and forgets them in "local" runs), turn cancel and close, over 2 scopes × 6
- * call ids × 2 inputs, with at most 4 calls running and a cache of 4.
+ * and forgets them in "local" runs), a new turn, turn cancel and close, over 2
+ * scopes × 6 call ids × 2 inputs, with at most 4 calls running and a cache of 4.
  *
- * After every step: runs per call ≤ 1 (a forgotten call is never run again);
- * frames per request id per epoch ≤ 1; a tool's result only ever answers a
- * request id of its own call; one settlement per call; the dispositions the
- * model can predict (started/reused/joined/busy/conflict/closed) match; no timer
- * armed while nothing runs. At the end: every request id still owed an answer
- * got one, then close leaves no call running and no timer.
+ * A key (scope, tool call id, input) can stand for several calls in a row: a new request id with
+ * the key of an answered call is a new model request (providers reuse `call_0`), unless it comes
+ * in the same turn after a reconnect (the runtime asking again for an answer it lost). The model
+ * numbers those calls (`key#n`) and predicts which one each request id belongs to.
+ *
+ * After every step: runs per call ≤ 1 (a forgotten call is never run again); a new call of a key
+ * starts only when no request id of its previous call is still owed an answer; frames per request
+ * id per epoch ≤ 1; a tool's result only ever answers a request id of its own call; one settlement
+ * per call; every disposition matches the model's; no timer armed while nothing runs. At the end:
+ * every request id still owed an answer got one, then close leaves no call running and no timer.
  */
 import fc from "fast-check";
 import { vi } from "vitest";
@@ -42,19 +46,37 @@ export const emptyCoverage = (): Coverage => ({
   dispositions: { started: 0, reused: 0, joined: 0, replayed: 0, resent: 0, expired: 0, duplicate: 0, conflict: 0, busy: 0, closed: 0 },
 });
 
+interface RequestModel {
+  /** The model key (scope|call|input) it was first issued with. */
+  key: string;
+  /** The call (`key#n`) it belongs to; undefined when it was answered `closed` (no call). */
+  call: string | undefined;
+  /** Epochs it was asked on, and epochs an answer for it was written on. */
+  epochs: Set<number>;
+  written: Set<number>;
+}
+
 interface World {
   table: CallTable;
   keeps: boolean;
   link: { up: boolean; epoch: number };
   closed: boolean;
-  /** model key (scope|call|input) → runs of the tool */
+  /** The session's turn the requests arrive in. */
+  turn: number;
+  /** model key → its calls in order (`key#0`, `key#1`, …) and the turn each began in */
+  calls: Map<string, Array<{ id: string; turn: number }>>;
+  /** The call a report belongs to, while `request` may start one. */
+  starting: string | undefined;
+  /** model key → calls started and not run yet (the tool runs once its input is validated). */
+  awaitingRun: Map<string, string[]>;
+  /** call id (`key#n`) → runs of the tool */
   runs: Map<string, number>;
   settles: Map<string, number>;
-  /** model keys whose call settled */
+  /** call ids whose call settled */
   settled: Set<string>;
   pending: Array<{ key: string; resolve(value: string): void; reject(error: Error): void }>;
-  /** request id → model key it was first issued for, and the epochs it was asked on */
-  requests: Map<string, { key: string; epochs: Set<number> }>;
+  /** request id → what the model knows of it */
+  requests: Map<string, RequestModel>;
   /** `${requestId}@${epoch}` → frames */
   frames: Map<string, number>;
   answered: Set<string>;
@@ -70,6 +92,10 @@ function createWorld(keeps: boolean, coverage: Coverage): World {
     keeps,
     link: { up: true, epoch: 1 },
     closed: false,
+    turn: 0,
+    calls: new Map(),
+    starting: undefined,
+    awaitingRun: new Map(),
     runs: new Map(),
     settles: new Map(),
     settled: new Set(),
@@ -85,15 +111,16 @@ function createWorld(keeps: boolean, coverage: Coverage): World {
     limits: LIMITS,
     output(kind, record, requestId, detail) {
       if (kind === "end") {
-        const key = keyOfRecord(record!);
-        world.settles.set(key, (world.settles.get(key) ?? 0) + 1);
-        world.settled.add(key);
+        const call = world.requests.get(record!.deliveries[0]!.requestId)?.call ?? world.starting ?? keyOfRecord(record!);
+        world.settles.set(call, (world.settles.get(call) ?? 0) + 1);
+        world.settled.add(call);
       }
       if (kind !== "response" || !world.link.up) return undefined;
       const slot = `${requestId}@${world.link.epoch}`;
       world.frames.set(slot, (world.frames.get(slot) ?? 0) + 1);
       world.answered.add(requestId);
-      const owner = world.requests.get(requestId)?.key;
+      world.requests.get(requestId)?.written.add(world.link.epoch);
+      const owner = world.requests.get(requestId)?.call ?? world.starting;
       const text = textOf(detail as ToolCallResponseBody);
       if (text.startsWith("ran ") && text !== `ran ${owner}`) world.failures.push(`crossing: ${requestId} (of ${owner}) got "${text}"`);
       return world.link.epoch;
@@ -120,14 +147,16 @@ function toolFor(world: World) {
     description: "appends a row",
     inputSchema: z.looseObject({}),
     execute: (input, context) => {
-      const key = modelKey(
+      const runKey = modelKey(
         SCOPES.indexOf(context.conversationId as (typeof SCOPES)[number]),
         Number(context.toolCallId.slice(1)),
         (input as { row: number }).row - 1,
       );
-      world.runs.set(key, (world.runs.get(key) ?? 0) + 1);
+      const key = world.awaitingRun.get(runKey)?.shift();
+      if (key === undefined) world.failures.push(`a run outside a new call: ${runKey}`);
+      world.runs.set(key ?? "?", (world.runs.get(key ?? "?") ?? 0) + 1);
       world.coverage.executions++;
-      return new Promise<string>((resolve, reject) => world.pending.push({ key, resolve, reject }));
+      return new Promise<string>((resolve, reject) => world.pending.push({ key: key ?? "?", resolve, reject }));
     },
   });
 }
@@ -159,18 +188,52 @@ function request(
     if (kind === "other-input") input = 1 - input;
   }
   const key = modelKey(scope, call, input);
-  const firstIssue = !world.requests.has(requestId);
-  const ran = world.runs.has(key) || world.settled.has(key);
-  const running = world.runs.has(key) && !world.settled.has(key);
-  const runningCount = [...world.runs.keys()].filter((candidate) => !world.settled.has(candidate)).length;
-  const slotSeen = [...world.runs.keys(), ...world.settled].some(
-    (candidate) => candidate !== key && candidate.startsWith(`${SCOPES[scope]}|c${call}|`),
-  );
-  const owner = world.requests.get(requestId)?.key;
-  if (firstIssue) world.requests.set(requestId, { key, epochs: new Set() });
+  const seen = world.requests.get(requestId);
+  const firstIssue = seen === undefined;
+  const epoch = world.link.epoch;
+  const calls = world.calls.get(key) ?? [];
+  const latest = calls.at(-1);
+  const isRunning = (id: string) => world.runs.has(id) && !world.settled.has(id);
+  const runningCount = [...world.runs.keys()].filter(isRunning).length;
+  const slotSeen = [...world.calls.keys()].some((candidate) => candidate !== key && candidate.startsWith(`${SCOPES[scope]}|c${call}|`));
+  const requestsOf = (id: string) => [...world.requests.values()].filter((candidate) => candidate.call === id);
+  /** The runtime still waits for this request's answer: asked and not answered since, and not forgotten by a local reconnect or close. */
+  const owed = (candidate: RequestModel) => {
+    const lastAsked = Math.max(...candidate.epochs);
+    const answered = [...candidate.written].some((written) => written >= lastAsked);
+    return !answered && !world.closed && (world.keeps || lastAsked === epoch);
+  };
+  const lastEpochOf = (candidate: RequestModel) => Math.max(...candidate.epochs, ...candidate.written);
+  let expected: RequestDisposition[];
+  let startsCall = false;
+  if (!firstIssue && seen.key !== key) expected = ["conflict"];
+  else if (!firstIssue)
+    expected = seen.call !== undefined && isRunning(seen.call) ? ["duplicate", "joined"] : ["duplicate", "resent", "expired"];
+  // A running call whose every request id was answered already (a conflict error is an answer too) is no longer asked for.
+  else if (latest !== undefined && isRunning(latest.id) && requestsOf(latest.id).some(owed)) expected = ["joined"];
+  else if (latest !== undefined && world.settled.has(latest.id) && requestsOf(latest.id).some(owed)) expected = ["replayed"];
+  else if (
+    latest !== undefined &&
+    world.settled.has(latest.id) &&
+    latest.turn === world.turn &&
+    requestsOf(latest.id).some((candidate) => lastEpochOf(candidate) < epoch)
+  )
+    expected = ["replayed", "expired"];
+  else {
+    startsCall = true;
+    if (world.closed) expected = ["closed"];
+    else if (runningCount >= LIMITS.maxConcurrentCalls) expected = ["busy"];
+    else expected = slotSeen || latest !== undefined ? ["reused"] : ["started"];
+  }
+  const callId = startsCall ? `${key}#${calls.length}` : (seen?.call ?? latest?.id);
+  if (firstIssue) world.requests.set(requestId, { key, call: callId, epochs: new Set(), written: new Set() });
+  world.starting = startsCall ? callId : undefined;
+  const awaiting = world.awaitingRun.get(key) ?? [];
+  if (startsCall) world.awaitingRun.set(key, [...awaiting, callId!]);
   const disposition = world.table.request({
     requestId,
-    epoch: world.link.epoch,
+    epoch,
+    turn: `turn-${world.turn}`,
     connectionId: "c",
     agentId: "a",
     conversationId: SCOPES[scope]!,
@@ -182,19 +245,20 @@ function request(
     input: INPUTS[input],
     inputBytes: 7,
   });
+  world.starting = undefined;
   world.coverage.dispositions[disposition]++;
   if (firstIssue && disposition === "closed") world.requests.delete(requestId);
-  world.requests.get(requestId)?.epochs.add(world.link.epoch);
-  let expected: RequestDisposition[];
-  if (owner !== undefined && owner !== key) expected = ["conflict"];
-  else if (running) expected = firstIssue ? ["joined"] : ["duplicate", "joined"];
-  else if (ran) expected = firstIssue ? ["replayed", "expired"] : ["duplicate", "resent"];
-  else if (world.closed) expected = ["closed"];
-  else if (runningCount >= LIMITS.maxConcurrentCalls) expected = ["busy"];
-  else expected = slotSeen ? ["reused", "started"] : ["started"];
+  else world.requests.get(requestId)?.epochs.add(epoch);
+  if (startsCall && disposition !== "closed") world.calls.set(key, [...calls, { id: callId!, turn: world.turn }]);
+  // A call that did not start as the model said must not be taken for the next run.
+  if (startsCall && disposition !== "started" && disposition !== "reused")
+    world.awaitingRun.set(
+      key,
+      (world.awaitingRun.get(key) ?? []).filter((id) => id !== callId),
+    );
   if (!expected.includes(disposition))
     world.failures.push(`${kind} ${requestId} for ${key}: got ${disposition}, expected ${expected.join("|")}`);
-  if (disposition === "busy") world.settled.add(key);
+  if (disposition === "busy") world.settled.add(callId!);
 }
 
 const parse = (key: string): [number, number, number] => {
@@ -232,6 +296,7 @@ const step = fc.oneof(
   { weight: 14, arbitrary: fc.record({ type: fc.constantFrom("resolve" as const, "reject" as const), pick: fc.nat(50) }) },
   { weight: 6, arbitrary: fc.record({ type: fc.constant("advance" as const), ms: fc.constantFrom(50, 150, 250, 1_000) }) },
   { weight: 4, arbitrary: fc.record({ type: fc.constantFrom("down" as const, "up" as const, "cancel" as const) }) },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant("turn" as const) }) },
   { weight: 1, arbitrary: fc.record({ type: fc.constant("close" as const) }) },
 );
 
@@ -257,6 +322,7 @@ export function scheduleProperty(coverage: Coverage = emptyCoverage()) {
         world.link = { up: true, epoch: world.link.epoch + 1 };
         world.table.epochStarted(world.link.epoch, keeps);
       } else if (action.type === "cancel") world.table.cancel("the turn was aborted");
+      else if (action.type === "turn") world.turn++;
       else if (action.type === "close") {
         world.table.close();
         world.closed = true;

@@ -18,8 +18,15 @@ export const MUTANTS: readonly Mutant[] = [
     name: "reexecuteOnReplay",
     mistake: "a settled call asked for again runs again instead of replaying",
     file: "calls/call-table.ts",
-    find: "if (record !== undefined) return this.#again(record, request);",
+    find: "if (record !== undefined && record.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);",
     replace: 'if (record !== undefined && record.state === "running") return this.#again(record, request);',
+  },
+  {
+    name: "replayAcrossTurns",
+    mistake: "a new model request reusing an answered call's key gets the old answer (the turn and epoch are not looked at)",
+    file: "calls/call-record.ts",
+    find: "    return answeredBefore && turn === this.turn;",
+    replace: "    return true;",
   },
   {
     name: "leakTimer",

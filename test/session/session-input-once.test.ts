@@ -61,7 +61,7 @@ async function startServer(): Promise<Server> {
           },
         });
         reply(loop("PROCESSING_API_RESPONSE", [runId]));
-        reply({ type: "turn_finished", runtime: RUNTIME, run_id: runId, stop_reason: "end_turn" });
+        reply({ type: "turn_finished", turn_id: `batch-${runId}`, runtime: RUNTIME, run_id: runId, stop_reason: "end_turn" });
         reply(loop("WAITING_ON_INPUT", []));
       }
     });

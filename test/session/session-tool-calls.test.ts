@@ -120,13 +120,14 @@ describe("session: client tool calls over the scripted runtime", () => {
     expect(text).toContain("may have applied its effects");
   });
 
-  it("does not run a tool twice when the runtime re-sends the same tool call", async () => {
+  it("does not run a tool twice when the same request is delivered again (same request_id)", async () => {
     let runs = 0;
     const counter = defineTool({ name: "count", description: "Counts", inputSchema: z.object({}), execute: () => `run ${++runs}` });
     const runtime = await scriptedRuntime({
       script: async (turn) => {
         await turn.callTool("count", {}, { toolCallId: "call-fixed" });
-        await turn.resendToolCall("call-fixed");
+        await turn.redeliverToolCall("call-fixed");
+        await turn.say("done");
       },
     });
     const session = await sessionOn(runtime, { tools: [counter] });
@@ -134,10 +135,65 @@ describe("session: client tool calls over the scripted runtime", () => {
     session.on("tool-call-duplicate", (event) => duplicates.push(event.disposition));
     await session.send("go").result;
     expect(runs).toBe(1);
-    expect(runtime.calls).toHaveLength(2);
-    expect(runtime.calls[0]!.requestId).not.toBe(runtime.calls[1]!.requestId);
-    expect(runtime.calls[1]!.response!.result).toEqual(runtime.calls[0]!.response!.result);
-    expect(duplicates).toEqual(["replayed"]);
+    expect(runtime.calls).toHaveLength(1);
+    const responses = runtime.frames.filter((record) => record.type === "external_tool_call_response");
+    expect(responses).toHaveLength(1); // answered on this epoch already: nothing written again
+    expect(duplicates).toEqual(["duplicate"]);
+  });
+
+  it("a model request that reuses an answered call's id and input (a provider's call_0) runs the tool again, and each gets its own answer", async () => {
+    let runs = 0;
+    const counter = defineTool({ name: "count", description: "Counts", inputSchema: z.object({}), execute: () => `run ${++runs}` });
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        const first = await turn.callTool("count", {}, { toolCallId: "call_0" });
+        const second = await turn.callTool("count", {}, { toolCallId: "call_0" });
+        await turn.say(`${first.toolReturn} / ${second.toolReturn}`);
+      },
+    });
+    const session = await sessionOn(runtime, { tools: [counter] });
+    const reused: string[] = [];
+    session.on("tool-call-reused", (event) => reused.push(event.toolCallId));
+    expect((await session.send("go").result).text).toBe("run 1 / run 2");
+    expect((await session.send("again").result).text).toBe("run 3 / run 4");
+    expect(runs).toBe(4);
+    expect(reused).toEqual(["call_0", "call_0", "call_0"]);
+  });
+
+  it("the runtime asking again for a call while its answer is still owed joins it: one run", async () => {
+    let runs = 0;
+    const gate = deferred();
+    const slow = defineTool({
+      name: "slow",
+      description: "Slow",
+      inputSchema: z.object({}),
+      execute: async () => {
+        runs++;
+        await gate.promise;
+        return "slow done";
+      },
+    });
+    const runtime = await scriptedRuntime({
+      script: async (turn) => {
+        const [first, again] = await Promise.all([
+          turn.callTool("slow", {}, { toolCallId: "call-9" }),
+          (async () => {
+            await until(() => runs === 1, "the first run", 2_000);
+            return turn.resendToolCall("call-9");
+          })(),
+        ]);
+        await turn.say(`${first.toolReturn} / ${again.toolReturn}`);
+      },
+    });
+    const session = await sessionOn(runtime, { tools: [slow] });
+    const duplicates: string[] = [];
+    session.on("tool-call-duplicate", (event) => {
+      duplicates.push(event.disposition);
+      gate.resolve(); // the first run ends only once the second ask was taken
+    });
+    expect((await session.send("go").result).text).toBe("slow done / slow done");
+    expect(runs).toBe(1);
+    expect(duplicates).toEqual(["joined"]);
   });
 
   it("abort() during a running tool aborts its signal, answers the runtime at once, and the next turn starts", async () => {
