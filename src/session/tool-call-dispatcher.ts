@@ -3,7 +3,9 @@
  * requests alone, refuses unbounded identities and scope-less requests with an error, builds the
  * {@link CallKey} (the input's digest included) and hands the call to the {@link CallTable}. The
  * table's one output comes back here: responses go to the link, reports to the observer and to
- * session events (built only when someone listens).
+ * session events (built only when someone listens). It remembers the response last written for each
+ * recent tool call ({@link ToolCallDispatcher.sentResponse}), so that a turn's `tool-result` event can
+ * report what the SDK sent the model rather than the runtime's cut copy of it.
  */
 import type { EventEmitter } from "eventemitter3";
 import { canonicalJson } from "../internal/canonical-json.js";
@@ -30,13 +32,29 @@ export interface ToolCallDispatcherOptions {
   turn(): string;
 }
 
+/** How many tool calls (and request ids) the dispatcher remembers the written response of. */
+const REMEMBERED_CALLS = 256;
+
 export class ToolCallDispatcher {
   readonly table: CallTable;
   #options: ToolCallDispatcherOptions;
+  /** tool_call_id → the response last written for it; `undefined` while its newest request is unanswered. Bounded. */
+  #sent = new Map<string, ToolCallResponseBody | undefined>();
+  /** request_id → its tool_call_id (a response names only its request). Bounded. */
+  #callOfRequest = new Map<string, string>();
 
   constructor(options: ToolCallDispatcherOptions) {
     this.#options = options;
     this.table = new CallTable({ limits: options.limits, timers: options.timers, output: this.#output });
+  }
+
+  /**
+   * The response last written to the runtime for `toolCallId` (a call of this session's runtime),
+   * or `undefined`: none was written since its newest request (a provider may reuse `call_0` in
+   * every turn), or the call is too old to be remembered. Read-only.
+   */
+  sentResponse(toolCallId: string): ToolCallResponseBody | undefined {
+    return this.#sent.get(toolCallId);
   }
 
   handle(frame: ExternalToolCallRequestFrame): void {
@@ -58,6 +76,8 @@ export class ToolCallDispatcher {
       return void this.#refused(clip(requestId), clip(toolName), problem!);
     }
     this.#options.observer.toolCallRequested(requestId, toolName, toolCallId, frame.input);
+    remember(this.#callOfRequest, requestId, toolCallId);
+    remember(this.#sent, toolCallId, undefined);
     const { agent_id: agentId, conversation_id: conversationId } = verdict.scope;
     const canonical = canonicalJson(frame.input);
     const registry = this.#options.registry();
@@ -102,13 +122,26 @@ export class ToolCallDispatcher {
 
   /** The table's one way out: responses go to the link, reports to the observer and session events. */
   #output: CallTableOutput = (kind, record, requestId, detail) => {
-    if (kind === "response") return this.#send(requestId, detail as ToolCallResponseBody);
+    if (kind === "response") {
+      const body = detail as ToolCallResponseBody;
+      const epoch = this.#send(requestId, body);
+      const toolCallId = this.#callOfRequest.get(requestId);
+      if (epoch !== undefined && toolCallId !== undefined) remember(this.#sent, toolCallId, body);
+      return epoch;
+    }
     const { observer, events } = this.#options;
     observer.toolCall(kind, record!, requestId, detail, this.table.origin);
     const name = CALL_EVENTS[kind];
     if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
     return undefined;
   };
+}
+
+/** Set `key` as the newest entry of a map bounded to {@link REMEMBERED_CALLS} (the oldest goes). */
+function remember<Value>(map: Map<string, Value>, key: string, value: Value): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED_CALLS) map.delete(map.keys().next().value as string);
 }
 
 function tooLong(field: string, value: string, limit: number): string | undefined {

@@ -1,5 +1,6 @@
-import type { StreamDelta } from "../wire/index.js";
+import type { StreamDelta, ToolCallResponseBody } from "../wire/index.js";
 import { toolReturnsOf, toolReturnText } from "../wire/tool-returns.js";
+import { clientToolResultText } from "./client-tool-result-text.js";
 
 /** Who executes a tool: the caller's process (`client`) or the runtime (`runtime`: Bash, Read, ...). */
 export type ToolOwner = "client" | "runtime";
@@ -88,12 +89,15 @@ function toolCallsOf(delta: Record<string, unknown>): ToolCallShape[] {
  * `tool_return_message` gives one event per result it carries (its top-level
  * result, or each usable `tool_returns` entry: docs/protocol.md#stream_delta):
  * `tool-output` when its id marks it as a streamed snapshot, `tool-result`
- * otherwise (the turn keeps only the first per call).
+ * otherwise (the turn keeps only the first per call). `sentResponse` gives the
+ * response the SDK wrote for a client tool call: the `tool-result` of that call
+ * reports it as the model got it (see `client-tool-result-text.ts`).
  */
 export function eventsFromDelta(
   delta: StreamDelta,
   isClientTool: (name: string) => boolean,
   toolNameOf: (toolCallId: string) => string | undefined = () => undefined,
+  sentResponse: (toolCallId: string) => ToolCallResponseBody | undefined = () => undefined,
 ): StreamEvent[] {
   const fields = delta as unknown as Record<string, unknown>;
   const messageId = typeof fields.id === "string" ? fields.id : undefined;
@@ -132,7 +136,9 @@ export function eventsFromDelta(
         const text = toolReturnText(toolReturn);
         const owner: ToolOwner = toolName !== undefined && isClientTool(toolName) ? "client" : "runtime";
         if (snapshot) return { type: "tool-output", toolCallId, toolName, text, owner };
-        return { type: "tool-result", toolCallId, toolName, isError: status === "error", text, owner };
+        const isError = status === "error";
+        const shown = owner === "client" ? clientToolResultText(sentResponse(toolCallId), text, isError) : text;
+        return { type: "tool-result", toolCallId, toolName, isError, text: shown, owner };
       });
     }
     case "error_message":
