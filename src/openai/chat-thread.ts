@@ -105,9 +105,12 @@ export class ChatThread {
     return this.#slot.busy;
   }
 
-  /** Tool calls were returned to the client and the turn waits for their results. */
+  /**
+   * Tool calls were returned to the client and the turn waits for their results — or, with no
+   * request attached, the turn is still ending (being stopped): true until it has.
+   */
   get waitingForTools(): boolean {
-    return this.#turn !== undefined && !this.#turn.done && !this.#slot.busy && !this.#stop.active;
+    return this.#turn !== undefined && !this.#turn.done && !this.#slot.busy;
   }
 
   /** The thread is stopping a turn (its client went away, or a call timed out): the next request waits for the end. */
