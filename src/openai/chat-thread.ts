@@ -202,7 +202,7 @@ export class ChatThread {
       if (!plan.continuing && !this.#start(plan.input!, plan.system, sink)) return undefined;
       for (;;) {
         if (signal.aborted || sink.closed || this.#inbox === undefined) return undefined;
-        const outcome = await this.#inbox.readTurn(sink, this.#calls, this.#tools, signal);
+        const outcome = await this.#inbox.readTurn(sink, signal);
         if (outcome.kind === "left") return undefined;
         if (outcome.kind === "tool_calls") {
           sink.finish("tool_calls", outcome.calls);
@@ -245,7 +245,7 @@ export class ChatThread {
     try {
       const turn = this.#session!.send(input);
       this.#turn = turn;
-      this.#inbox = ThreadInbox.of(turn);
+      this.#inbox = ThreadInbox.of(turn, this.#calls, this.#tools);
       this.#systemForwarded = system;
       return true;
     } catch (error) {

@@ -7,6 +7,12 @@
  * The runtime asks for the calls of one model response one after another, each only once the one
  * before it was answered; the client answers them all in one request. So a result may come before
  * its call was asked for: it is held, and handed over the moment the runtime asks.
+ *
+ * A call is matched to the runtime's request by `tool_call_id` among the calls still open, so a
+ * call must not stay open once the runtime is done with it: a call the runtime answered itself
+ * without asking (it refuses one whose required argument is missing) ends when the turn reports
+ * its result ({@link ClientCalls.resultReported}). Otherwise the model's next call that reuses
+ * the id would be answered with the result held for the refused one and never reach the client.
  */
 import { randomBytes } from "node:crypto";
 import type { ChatTool } from "./chat-request.js";
@@ -20,8 +26,11 @@ export interface ReturnedToolCall {
   arguments: string;
 }
 
-/** How a call ended, for a result that arrives after it (a late result). */
-export type ClientCallEnd = "result" | "timeout" | "cancelled";
+/**
+ * How a call ended, for a result that arrives after it (a late result). `runtime`: the runtime
+ * answered it itself and never asked the client (a result for it is dropped, not passed on).
+ */
+export type ClientCallEnd = "result" | "timeout" | "cancelled" | "runtime";
 
 interface ClientCall {
   id: string;
@@ -29,6 +38,8 @@ interface ClientCall {
   tool: ChatTool;
   input: unknown;
   returned: boolean;
+  /** The runtime asked for it (its external request came). */
+  asked: boolean;
   /** Set while the runtime waits for the result (the tool's execute is running). */
   waiter: ((text: string) => void) | undefined;
   /** A result that came before the runtime asked for the call. */
@@ -60,6 +71,7 @@ export class ClientCalls {
       call = this.#create(runtimeId, tool, input);
       this.#calls.push(call);
     }
+    call.asked = true;
     const held = call.held;
     if (held !== undefined) {
       this.#end(call, "result");
@@ -73,6 +85,15 @@ export class ClientCalls {
         waiting.waiter = resolve;
       }),
     };
+  }
+
+  /**
+   * The turn reported the runtime's result for `runtimeId`. A call of that id the runtime never
+   * asked for is over: the runtime answered it itself (a result the client sent for it is
+   * dropped). Calls it asked for end by the client's result, their timeout or the turn's abort.
+   */
+  resultReported(runtimeId: string): void {
+    for (const call of this.#calls) if (call.runtimeId === runtimeId && !call.asked && call.ended === undefined) this.#end(call, "runtime");
   }
 
   /** A waiting call ended without a result from the client (its timeout, the turn's abort). */
@@ -103,15 +124,22 @@ export class ClientCalls {
 
   /**
    * The client's result for call `id`: handed to the waiting runtime, or held until it asks.
-   * Returns `"delivered"`, or how the call ended before (`"late"`), or `"unknown"`.
+   * Returns `"delivered"`; `"late"` when the call ended before; `"dropped"` when the runtime
+   * answered it itself (nobody is told); `"unknown"` for an id never given out.
    */
-  deliver(id: string, text: string): "delivered" | "late" | "unknown" {
+  deliver(id: string, text: string): "delivered" | "late" | "dropped" | "unknown" {
+    if (this.endedByRuntime(id)) return "dropped";
     const call = this.#calls.find((candidate) => candidate.id === id);
     if (call === undefined) return this.#ended.has(id) ? "late" : "unknown";
     if (call.ended !== undefined || call.held !== undefined) return "late";
     if (call.waiter !== undefined) this.#end(call, "result", text);
     else call.held = text;
     return "delivered";
+  }
+
+  /** Call `id` (of this or an earlier turn) was answered by the runtime itself, never asked of the client. */
+  endedByRuntime(id: string): boolean {
+    return (this.#calls.find((call) => call.id === id)?.ended ?? this.#ended.get(id)?.end) === "runtime";
   }
 
   /** The tool name of a call of this or an earlier turn (for a late result). */
@@ -136,6 +164,7 @@ export class ClientCalls {
       tool,
       input,
       returned: false,
+      asked: false,
       waiter: undefined,
       held: undefined,
       ended: undefined,

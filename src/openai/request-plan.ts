@@ -3,7 +3,8 @@
  * tool results answer calls the running turn waits for, they are delivered here (a returned call
  * they leave out is answered {@link NO_RESULT_TEXT}) and the response continues that turn;
  * otherwise a running turn is stopped first and every result the request brings is late: the
- * new turn's input tells the agent about it. See docs/openai-bridge.md.
+ * new turn's input tells the agent about it. A result for a call the runtime answered itself
+ * (it never asked the client) is dropped. See docs/openai-bridge.md.
  */
 import type { MessageInput } from "../session/session.js";
 import { ChatApiError } from "./chat-api-error.js";
@@ -50,11 +51,14 @@ export function planRequest(context: RequestPlanContext, fingerprints: Transcrip
   const outstanding = new Set(calls.outstanding);
   if (context.turnRunning && tail.toolResults.some((result) => outstanding.has(result.toolCallId))) {
     continuing = true;
-    for (const result of tail.toolResults) if (calls.deliver(result.toolCallId, result.text) !== "delivered") late.push(result);
+    for (const result of tail.toolResults) {
+      const delivered = calls.deliver(result.toolCallId, result.text);
+      if (delivered === "late" || delivered === "unknown") late.push(result);
+    }
     for (const id of calls.outstanding) calls.deliver(id, NO_RESULT_TEXT);
   } else {
     stopFirst = context.turnRunning;
-    late.push(...tail.toolResults);
+    late.push(...tail.toolResults.filter((result) => !calls.endedByRuntime(result.toolCallId)));
   }
   const changedSystem = tail.system !== context.systemForwarded ? tail.system : undefined;
   const input = buildTurnInput(tail, {

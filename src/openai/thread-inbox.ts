@@ -5,6 +5,10 @@
  * attached (between the response that returned `tool_calls` and the request that brings their
  * results), and are read by one consumer at a time. A consumer whose client went away stops
  * reading at once (its `signal`): what it leaves stays queued.
+ *
+ * What the thread's calls must know is told to them as the turn reports it, not when a request
+ * reads it: the model's calls to the client's tools (announced), and the runtime's results (a
+ * call it answered itself is over before the model's next call, which may reuse its id).
  */
 import type { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
@@ -29,16 +33,24 @@ export type TurnReadOutcome =
   | { kind: "failed"; error: ToolrelayError };
 
 export class ThreadInbox {
+  readonly #calls: ClientCalls;
+  readonly #tools: ClientToolSet;
   #items: InboxItem[] = [];
   #waiter: ((item: InboxItem) => void) | undefined;
   #callsQueued = false;
-  /** The runtime tool_call_ids whose result the turn reported (the turn's own calls, not a subagent's). */
+  /** The runtime tool_call_ids whose result the turn reported since the model last called them (the turn's own calls, not a subagent's). */
   #results = new Set<string>();
   #resultWaiters = new Map<string, () => void>();
 
-  /** Pump `turn` into this inbox until it ends. Never rejects. */
-  static of(turn: Turn): ThreadInbox {
-    const inbox = new ThreadInbox();
+  // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; of() is the way in
+  private constructor(calls: ClientCalls, tools: ClientToolSet) {
+    this.#calls = calls;
+    this.#tools = tools;
+  }
+
+  /** Pump `turn` into this inbox until it ends, telling `calls` about the calls to `tools` as they come. Never rejects. */
+  static of(turn: Turn, calls: ClientCalls, tools: ClientToolSet): ThreadInbox {
+    const inbox = new ThreadInbox(calls, tools);
     void (async () => {
       try {
         for await (const event of turn) inbox.#push({ kind: "event", event });
@@ -64,21 +76,17 @@ export class ThreadInbox {
 
   /**
    * Read the turn for one response until it ends or the runtime waits for client tools that were
-   * not returned yet: assistant text goes to `sink`, the model's calls to the client's tools are
-   * announced to `calls` (other tools are never the client's). Returns `left` as soon as `signal`
+   * not returned yet: assistant text goes to `sink`; the calls returned are those the runtime
+   * waits for and the others of the same model response. Returns `left` as soon as `signal`
    * aborts (the client went away), without waiting for the turn.
    */
-  async readTurn(sink: CompletionSink, calls: ClientCalls, tools: ClientToolSet, signal: AbortSignal): Promise<TurnReadOutcome> {
+  async readTurn(sink: CompletionSink, signal: AbortSignal): Promise<TurnReadOutcome> {
+    const calls = this.#calls;
     for (;;) {
       const item = await this.next(signal);
       if (item === undefined) return { kind: "left" };
       if (item.kind === "event") {
-        const event = item.event;
-        if (event.type === "assistant") sink.text(event.text);
-        else if (event.type === "tool-call" && event.owner === "client") {
-          const tool = tools.get(event.toolName);
-          if (tool !== undefined) calls.announce(event.toolCallId, tool, event.input);
-        }
+        if (item.event.type === "assistant") sink.text(item.event.text);
       } else if (item.kind === "calls") {
         if (calls.waitingUnreturned > 0) return { kind: "tool_calls", calls: calls.takeUnreturned() };
       } else {
@@ -124,16 +132,27 @@ export class ThreadInbox {
     });
   }
 
+  /** Tell the calls (and the result waiters) what the turn just reported, in the runtime's order. */
+  #track(event: TurnEvent): void {
+    if (event.type === "tool-call") {
+      // A reused id (providers say `call_0` in every response) is a new call: its result is not seen yet.
+      this.#results.delete(event.toolCallId);
+      const tool = event.owner === "client" ? this.#tools.get(event.toolName) : undefined;
+      if (tool !== undefined) this.#calls.announce(event.toolCallId, tool, event.input);
+    } else if (event.type === "tool-result") {
+      this.#results.add(event.toolCallId);
+      this.#resultWaiters.get(event.toolCallId)?.();
+      if (event.owner === "client") this.#calls.resultReported(event.toolCallId);
+    }
+  }
+
   #taken(item: InboxItem): InboxItem {
     if (item.kind === "calls") this.#callsQueued = false;
     return item;
   }
 
   #push(item: InboxItem): void {
-    if (item.kind === "event" && item.event.type === "tool-result") {
-      this.#results.add(item.event.toolCallId);
-      this.#resultWaiters.get(item.event.toolCallId)?.();
-    }
+    if (item.kind === "event") this.#track(item.event);
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;

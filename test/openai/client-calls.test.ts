@@ -56,4 +56,31 @@ describe("ClientCalls", () => {
     const [second] = calls.takeUnreturned();
     expect(second!.id).not.toBe(first!.id);
   });
+
+  it("a call the runtime answered itself, never asking for it, is over: the client's result for it is dropped and a reused id is a new call", async () => {
+    const calls = new ClientCalls();
+    // One model response: call_0 (the runtime will refuse it: a required argument is missing) and call_1.
+    calls.announce("call_0", readFile, {});
+    calls.announce("call_1", readFile, { path: "b" });
+    const asked = calls.request("call_1", readFile, { path: "b" });
+    const returned = calls.takeUnreturned();
+    expect(returned.map((call) => call.arguments)).toEqual(["{}", '{"path":"b"}']);
+    expect(calls.deliver(returned[0]!.id, "for the refused call")).toBe("delivered"); // held: not asked yet
+    expect(calls.deliver(returned[1]!.id, "B")).toBe("delivered");
+    await expect(asked.result).resolves.toBe("B");
+    calls.resultReported("call_1"); // a call it asked for: already over
+    calls.resultReported("call_0"); // its own refusal: call_0 is over
+    expect(calls.endedByRuntime(returned[0]!.id)).toBe(true);
+    expect(calls.endedByRuntime(returned[1]!.id)).toBe(false);
+    // The model's next response reuses call_0: a new call, with its own arguments, for the client.
+    const reused = calls.request("call_0", readFile, { path: "a" });
+    expect(reused.waiting).toBe(true);
+    expect(calls.takeUnreturned()).toEqual([{ id: reused.id, name: "functions.read_file", arguments: '{"path":"a"}' }]);
+    expect(calls.deliver(reused.id, "A")).toBe("delivered");
+    await expect(reused.result).resolves.toBe("A");
+    expect(calls.deliver(returned[0]!.id, "sent again")).toBe("dropped");
+    calls.clear();
+    expect(calls.deliver(returned[0]!.id, "in a later turn")).toBe("dropped");
+    expect(calls.deliver(reused.id, "in a later turn")).toBe("late");
+  });
 });
