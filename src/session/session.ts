@@ -5,6 +5,7 @@ import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
 import type { FrameEnvelope, InboundFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
+import { CloseDrain } from "./close-drain.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
 import type { SessionEvents } from "./session-events.js";
@@ -31,6 +32,7 @@ export class Session extends EventEmitter<SessionEvents> {
   #turns: TurnTracker;
   #starter: TurnStarter;
   #closing: Promise<void> | undefined;
+  #drain: CloseDrain;
   #callerSignalCleanup: (() => void) | undefined;
 
   /** @internal Use `createSession`. */
@@ -47,6 +49,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, () => parts.tools.wireGroups(), parts.requestTimeoutMs);
     const options = parts.options;
     this.#own = new OwnRuntime(parts.expectedRuntime);
+    this.#drain = new CloseDrain(parts.timers);
     this.#dispatcher = new ToolCallDispatcher({
       link: parts.link,
       registry: () => parts.tools,
@@ -219,10 +222,14 @@ export class Session extends EventEmitter<SessionEvents> {
   async #close(): Promise<void> {
     this.#parts.observer.sessionClosed(this.#dispatcher.table.runningCount);
     this.#callerSignalCleanup?.();
+    // Mid-turn, more tool call requests may be on their way (the next of a burst follows an answer by
+    // a few ms): they are answered cancelled while the socket stays open a moment.
+    const midTurn = this.#dispatcher.table.runningCount > 0 || this.#turns.turn !== undefined;
     this.#dispatcher.table.close("the session was closed");
     this.#starter.close(new ToolrelayError("ABORTED", "the session was closed"));
     this.#turns.stop();
     this.#tracker.rejectAll(new ToolrelayError("ABORTED", "the session was closed"));
+    if (midTurn) await this.#drain.quiet(() => this.#link.state === "open");
     await this.#link.close();
     await this.#parts.dispose();
   }
@@ -230,6 +237,7 @@ export class Session extends EventEmitter<SessionEvents> {
   #onFrame(frame: InboundFrame, envelope: FrameEnvelope | undefined): void {
     switch (frame.type) {
       case "external_tool_call_request":
+        this.#drain.requestArrived();
         this.#turns.onActivity(frame.runtime);
         this.#dispatcher.handle(frame);
         return;
