@@ -84,6 +84,7 @@ export class Session extends EventEmitter<SessionEvents> {
       timers: parts.timers,
       runtime: () => this.#own.scope,
       isClientTool: (name) => parts.tools.get(name) !== undefined,
+      sentResponse: (toolCallId) => this.#dispatcher.sentResponse(toolCallId),
       pendingCalls: () => this.#dispatcher.table.runningCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
       onActiveChange: (active) => this.#link.setTurnActive?.(active),

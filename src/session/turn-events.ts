@@ -22,7 +22,11 @@ export type StreamEvent =
    * now, not a piece. Zero or more per call, always before the call's one `tool-result`.
    */
   | { type: "tool-output"; toolCallId: string; toolName: string | undefined; text: string; owner: ToolOwner }
-  /** A tool's result, as the model receives it. Exactly one per tool call. */
+  /**
+   * A tool's result, as the model receives it. Exactly one per tool call. For a client tool, `text`
+   * is what the SDK sent the model (an image as `[image: image/png, 1,234 bytes]`), not the
+   * runtime's copy of it, which it cuts to 30,000 characters (docs/tools.md).
+   */
   | { type: "tool-result"; toolCallId: string; toolName: string | undefined; isError: boolean; text: string; owner: ToolOwner }
   /** An error reported by the runtime. */
   | { type: "error"; message: string };

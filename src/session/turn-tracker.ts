@@ -1,5 +1,12 @@
 import type { Timers, TimerHandle } from "../internal/timers.js";
-import type { InboundRuntimeScope, RuntimeScope, StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../wire/index.js";
+import type {
+  InboundRuntimeScope,
+  RuntimeScope,
+  StreamDeltaFrame,
+  ToolCallResponseBody,
+  TurnFinishedFrame,
+  UpdateLoopStatusFrame,
+} from "../wire/index.js";
 import { isScope } from "./runtime-scope-of.js";
 import type { Turn } from "./turn.js";
 import { eventsFromDelta } from "./turn-events.js";
@@ -10,6 +17,8 @@ export interface TurnTrackerOptions {
   /** The session's runtime. */
   runtime(): RuntimeScope | undefined;
   isClientTool(name: string): boolean;
+  /** The response the SDK last wrote for a client tool call: its `tool-result` reports it as the model got it. */
+  sentResponse?(toolCallId: string): ToolCallResponseBody | undefined;
   /** Client tool calls of this runtime still running here (a turn waiting on them is not stalled, and never ends by silence). */
   pendingCalls(): number;
   /**
@@ -158,7 +167,8 @@ export class TurnTracker {
       active.lastStopReason = fields.stop_reason;
       if (fields.stop_reason !== "requires_approval") active.stopReason = fields.stop_reason;
     }
-    for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id)))
+    const sentResponse = (id: string) => this.#options.sentResponse?.(id);
+    for (const event of eventsFromDelta(frame.delta, this.#options.isClientTool, (id) => active.turn.toolNameOf(id), sentResponse))
       active.turn.push(event);
   }
 
