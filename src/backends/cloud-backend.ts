@@ -45,9 +45,10 @@ export interface CloudBackendOptions {
   /** Ping interval on each status socket (a protocol-level ping and a JSON ping), in ms. Default 10_000. `0` turns the heartbeat off. */
   pingIntervalMs?: number;
   /**
-   * A socket that has answered a ping once (a protocol pong or a JSON `pong`) and is then silent
-   * this long after a ping counts as dead (half-open): both sockets are terminated and
-   * reconnected. A socket that never answered a ping gets no deadline. Default 20_000.
+   * A status socket whose ping gets no answer (a protocol pong or a JSON `pong`) within this long
+   * is dead (half-open): both sockets are terminated and reconnected. Other inbound traffic does
+   * not count, and the deadline holds from the moment the sockets open, so a dead path is found at
+   * most `pingIntervalMs + pongTimeoutMs` after it died. Default 20_000; `0`: pings, no deadline.
    */
   pongTimeoutMs?: number;
   /** WebSocket class for the status sockets. Default `ws`. */
