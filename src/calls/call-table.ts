@@ -70,7 +70,7 @@ export class CallTable {
     let record = newest;
     let reused = false;
     for (; record !== undefined && !sameCall(record, request); record = record.older) reused ||= sameScope(record, request);
-    if (record !== undefined && record.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);
+    if (record?.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);
     reused ||= record !== undefined;
     if (this.#closeReason !== undefined) {
       this.#emit("response", undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));

@@ -18,7 +18,7 @@ export const MUTANTS: readonly Mutant[] = [
     name: "reexecuteOnReplay",
     mistake: "a settled call asked for again runs again instead of replaying",
     file: "calls/call-table.ts",
-    find: "if (record !== undefined && record.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);",
+    find: "if (record?.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);",
     replace: 'if (record !== undefined && record.state === "running") return this.#again(record, request);',
   },
   {
