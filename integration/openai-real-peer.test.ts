@@ -3,7 +3,8 @@
  * bridge, backed by the REAL Letta Code app-server (0.32.18, a process) and a scripted model. The
  * client declares `read_file`; the agent's call comes back as `tool_calls`; the follow-up request's
  * tool message settles the pending call and the agent's answer uses the result; the runtime's cwd
- * is a scratch directory; a follow-up that never comes times out cleanly.
+ * is a scratch directory; a client's own `Read` replaces the runtime's; a follow-up that never
+ * comes times out cleanly.
  */
 import type OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
@@ -117,6 +118,39 @@ describe("OpenAI chat bridge against the real app-server, with the real openai c
     }
     expect(chunks.join("")).toBe("The file says: ship it");
     expect(finish).toBe("stop");
+  });
+
+  it("a client's own Read replaces the runtime's for its thread: the model is offered one Read, the client's, and its call comes back", async () => {
+    const clientRead: ChatCompletionFunctionTool = {
+      type: "function",
+      function: {
+        name: "Read",
+        description: "CLIENT-READ: reads a file from the editor's open buffers",
+        parameters: { type: "object", properties: { file_path: { type: "string" } }, required: ["file_path"] },
+      },
+    };
+    model.setScript((request) => {
+      if (request.lastMessage?.role === "tool") return script(request);
+      const read = /client-read (\S+)/.exec(request.lastUserText);
+      if (read) return { text: "Reading it.", toolCalls: [{ name: "Read", arguments: { file_path: read[1] } }] };
+      return script(request);
+    });
+    const messages: ChatCompletionMessageParam[] = [{ role: "user", content: "client-read buffer.txt" }];
+    const first = await client.chat.completions.create({ model: "letta-code", messages, tools: [clientRead] });
+    const choice = first.choices[0]!;
+    expect(choice.finish_reason).toBe("tool_calls");
+    const call = choice.message.tool_calls![0]!;
+    if (call.type !== "function") throw new Error("not a function call");
+    expect(call.function.name).toBe("Read");
+    expect(JSON.parse(call.function.arguments)).toEqual({ file_path: "buffer.txt" });
+    const offeredReads = requestFor("client-read buffer.txt").tools.filter((tool) => tool.function.name === "Read");
+    expect(offeredReads).toHaveLength(1);
+    expect(offeredReads[0]!.function.description).toBe("CLIENT-READ: reads a file from the editor's open buffers");
+
+    messages.push(choice.message, { role: "tool", tool_call_id: call.id, content: "unsaved edits" });
+    const second = await client.chat.completions.create({ model: "letta-code", messages, tools: [clientRead] });
+    expect(second.choices[0]!.finish_reason).toBe("stop");
+    expect(second.choices[0]!.message.content).toBe("The file says: unsaved edits");
   });
 
   it("a follow-up that never comes: the call's timeout answers the runtime, and the next request starts cleanly", async () => {

@@ -3,8 +3,11 @@
  * the set ({@link ClientToolSet.update}); when they differ from the registered ones, the session
  * re-registers them with the runtime (`runtime_external_tools_update`). Every tool is advertised
  * with the client's own JSON Schema and not validated here (`validate: false`): the client runs
- * the tool and validates its own arguments. A call is handed to the thread's `execute`, which
- * resolves only when the client sends the result in a later HTTP request.
+ * the tool and validates its own arguments. A tool named like one of the runtime's own tools
+ * (`Read`, `Bash`, ...) is registered with `overridesRuntimeTool: true`: the client asked for it
+ * by name, so it replaces the runtime's tool of that name for the thread. A call is handed to the
+ * thread's `execute`, which resolves only when the client sends the result in a later HTTP
+ * request.
  */
 import { canonicalJson } from "../internal/canonical-json.js";
 import { isToolrelayError } from "../errors.js";
@@ -90,6 +93,10 @@ export class ClientToolSet {
         inputSchema: parameters,
         validate: false,
         timeoutMs: this.#timeoutMs,
+        // The client declared this tool in its request and runs it itself: a name of one of the
+        // runtime's own tools (Read, Bash, ...) is the client's on purpose, and replaces the
+        // runtime's tool of that name for this thread (docs/openai-bridge.md).
+        overridesRuntimeTool: true,
         execute: (input, context) => this.#execute({ tool, input, context }),
       });
     } catch (error) {
