@@ -51,7 +51,10 @@ export type SidecarBackend = z.infer<typeof backendSchema>;
 
 /** One tool the host owns. Its schema is advertised to the model and never used to validate. */
 export const hostToolSchema = z.strictObject({
-  name: z.string().meta({ description: "1–64 characters of [a-zA-Z0-9_-], unique in the session." }),
+  name: z.string().meta({
+    description:
+      "1–64 characters of [a-zA-Z0-9_-], unique in the session; the name of one of the runtime's own tools (Read, Bash, ...) only with overrides_runtime_tool.",
+  }),
   description: z.string(),
   input_schema: jsonObject(
     "The tool's input as a JSON Schema object (type: object). Advertised only: every call reaches the host as the runtime sent it.",
@@ -62,6 +65,10 @@ export const hostToolSchema = z.strictObject({
     .int()
     .optional()
     .meta({ description: "Deadline of one call, 1–300000 ms. Default: the session's tool_timeout_ms (60000)." }),
+  overrides_runtime_tool: z.boolean().optional().meta({
+    description:
+      "true: the tool may take the name of one of the runtime's own tools (Read, Bash, Write, ...) and replaces it: the model is offered this tool in its place and its calls come to the host. Without it such a name fails open_session with reserved_tool_name. Default false.",
+  }),
 });
 export type HostTool = z.infer<typeof hostToolSchema>;
 

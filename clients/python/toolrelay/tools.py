@@ -73,7 +73,12 @@ Handler = Callable[..., Union[Any, Awaitable[Any]]]
 
 @dataclass
 class Tool:
-    """A tool the host owns: its name, description and input JSON Schema for the model, its handler."""
+    """A tool the host owns: its name, description and input JSON Schema for the model, its handler.
+
+    A name of one of the runtime's own tools (``Read``, ``Bash``, ``Write``, ...) needs
+    ``overrides_runtime_tool=True``: the tool then replaces the runtime's tool of that name (the
+    model is offered this one instead, and its calls come here). Without it the sidecar refuses the
+    session with ``reserved_tool_name``."""
 
     name: str
     description: str
@@ -81,6 +86,7 @@ class Tool:
     handler: Handler
     annotations: Optional[Dict[str, Any]] = None
     timeout_ms: Optional[int] = None
+    overrides_runtime_tool: bool = False
     _wants_context: bool = field(init=False, repr=False, default=True)
 
     def __post_init__(self) -> None:
@@ -95,6 +101,8 @@ class Tool:
             entry["annotations"] = self.annotations
         if self.timeout_ms is not None:
             entry["timeout_ms"] = self.timeout_ms
+        if self.overrides_runtime_tool:
+            entry["overrides_runtime_tool"] = True
         return entry
 
     async def invoke(self, value: Any, context: ToolContext) -> Any:
@@ -116,12 +124,14 @@ def tool(
     input_schema: Dict[str, Any],
     annotations: Optional[Dict[str, Any]] = None,
     timeout_ms: Optional[int] = None,
+    overrides_runtime_tool: bool = False,
 ) -> Callable[[Handler], Tool]:
     """Decorator: ``@tool(description=..., input_schema=...)`` turns a function into a :class:`Tool`
-    (named after the function unless ``name`` is given)."""
+    (named after the function unless ``name`` is given). ``overrides_runtime_tool=True`` lets it take
+    the name of one of the runtime's own tools (``Read``, ``Bash``, ...) and replace that tool."""
 
     def wrap(handler: Handler) -> Tool:
-        return Tool(name or handler.__name__, description, input_schema, handler, annotations, timeout_ms)
+        return Tool(name or handler.__name__, description, input_schema, handler, annotations, timeout_ms, overrides_runtime_tool)
 
     return wrap
 
