@@ -13,8 +13,13 @@
  *   annotations have none; `destructiveHint` is dropped when `readOnlyHint`
  *   is true, where MCP says it means nothing);
  * - timeout: the connection's `callTimeoutMs`.
+ *
+ * A name (after the prefix) that is one of the runtime's own tools (`Read`,
+ * `Bash`, ...) is refused: the server's names are not the app's choice, and
+ * such a tool would replace the runtime's without anyone having asked for it.
+ * The app gives the server a `prefix` (or leaves the tool out with `filter`).
  */
-import { ToolrelayError } from "../errors.js";
+import { isToolrelayError, ToolrelayError } from "../errors.js";
 import {
   defineTool,
   TOOL_NAME_PATTERN,
@@ -36,7 +41,11 @@ export interface McpClientToolOptions {
 
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
-/** Throws `INVALID_TOOL_DEFINITION` naming the server and the tool when the tool cannot be offered. */
+/**
+ * Throws `INVALID_TOOL_DEFINITION` naming the server and the tool when the tool cannot be offered;
+ * for the name of one of the runtime's own tools its `cause` is the `RESERVED_TOOL_NAME` error
+ * (see {@link isReservedNameRefusal}) and the message names `prefix`.
+ */
 export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions): ClientTool {
   const name = modelToolName(options.prefix, tool.name);
   if (!TOOL_NAME_PATTERN.test(name)) {
@@ -58,6 +67,15 @@ export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions):
       execute: (input, { signal }) => options.call(tool.name, input, signal),
     });
   } catch (error) {
+    if (isToolrelayError(error, "RESERVED_TOOL_NAME")) {
+      throw new ToolrelayError(
+        "INVALID_TOOL_DEFINITION",
+        `${options.server} offers the tool ${JSON.stringify(tool.name)}, whose name ${JSON.stringify(name)} is that of one of the runtime's own tools: ` +
+          `offered as is, it would replace the runtime's ${JSON.stringify(name)} for the model. Give the server a prefix ` +
+          `(prefix: "fs_" offers it as ${JSON.stringify(`fs_${name}`)}), or leave it out with filter`,
+        { cause: error, details: { tool: tool.name, name } },
+      );
+    }
     throw new ToolrelayError(
       "INVALID_TOOL_DEFINITION",
       `${options.server} offers the tool ${JSON.stringify(tool.name)}, which cannot be a client tool: ${
@@ -66,6 +84,11 @@ export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions):
       { cause: error },
     );
   }
+}
+
+/** `true` for {@link mcpClientTool}'s refusal of a tool named like one of the runtime's own tools. */
+export function isReservedNameRefusal(error: unknown): error is ToolrelayError {
+  return isToolrelayError(error, "INVALID_TOOL_DEFINITION") && isToolrelayError(error.cause, "RESERVED_TOOL_NAME");
 }
 
 /** `prefix` + `mcpName`, every character the runtime refuses replaced by `_`. */

@@ -12,6 +12,12 @@
  * - A server that stops (a crashed child, a closed connection) makes every
  *   one of its tools answer an error that says so, and is reported once to
  *   the session (`TOOL_SOURCE_FAILED`); the session stays up.
+ * - A tool named like one of the runtime's own tools (`Read`, `Bash`, ...)
+ *   fails the start (`INVALID_TOOL_DEFINITION`, cause `RESERVED_TOOL_NAME`):
+ *   an `error` event could not be heard yet, and leaving the tool out
+ *   unheard would send the model's `Read` to the runtime's own tool. Listed
+ *   after a change, it is left out (the rest of the new list applies) and
+ *   reported once as an `error` event that names it and `prefix`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -19,7 +25,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ToolrelayError } from "../errors.js";
 import type { ClientTool, OpenToolSource, ToolResult } from "../tools/index.js";
-import { mcpClientTool } from "./mcp-client-tool.js";
+import { isReservedNameRefusal, mcpClientTool } from "./mcp-client-tool.js";
 import { McpStdioTransport } from "./mcp-stdio-transport.js";
 import type { McpToolInfo, ResolvedMcpOptions } from "./mcp-tools-options.js";
 import { mcpToolResult, type McpCallResult } from "./mcp-tool-result.js";
@@ -42,6 +48,8 @@ export class McpConnection implements OpenToolSource {
   #closing = false;
   #listing: Promise<void> | undefined;
   #listAgain = false;
+  /** MCP names of tools left out of a relisting for a reserved name (each reported once). */
+  #reportedLeftOut = new Set<string>();
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the only way in
   private constructor(options: ResolvedMcpOptions) {
@@ -129,7 +137,12 @@ export class McpConnection implements OpenToolSource {
     await this.#transport.close().catch(() => undefined);
   }
 
-  async #listTools(options: { timeout: number; signal?: AbortSignal }): Promise<ClientTool[]> {
+  /**
+   * Every page of `tools/list`, as client tools. A tool named like one of the runtime's own tools
+   * fails the listing, unless `leftOut` is given (a relisting): then it is left out and its error
+   * pushed there.
+   */
+  async #listTools(options: { timeout: number; signal?: AbortSignal }, leftOut?: ToolrelayError[]): Promise<ClientTool[]> {
     const listed: McpToolInfo[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
@@ -137,23 +150,32 @@ export class McpConnection implements OpenToolSource {
       const result = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
       listed.push(...(result.tools as McpToolInfo[]));
       cursor = result.nextCursor;
-      if (cursor === undefined) return this.#clientTools(listed);
+      if (cursor === undefined) return this.#clientTools(listed, leftOut);
       if (cursors.has(cursor)) throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
       cursors.add(cursor);
     }
     throw new Error(`tools/list did not end within ${MAX_LIST_PAGES} pages`);
   }
 
-  #clientTools(listed: readonly McpToolInfo[]): ClientTool[] {
+  #clientTools(listed: readonly McpToolInfo[], leftOut: ToolrelayError[] | undefined): ClientTool[] {
     const offered = this.#options.filter ? listed.filter((tool) => this.#options.filter!(tool)) : listed;
-    return offered.map((tool) =>
-      mcpClientTool(tool, {
-        prefix: this.#options.prefix,
-        server: this.label,
-        timeoutMs: this.#options.callTimeoutMs,
-        call: (name, input, signal) => this.callTool(name, input, signal),
-      }),
-    );
+    const tools: ClientTool[] = [];
+    for (const tool of offered) {
+      try {
+        tools.push(
+          mcpClientTool(tool, {
+            prefix: this.#options.prefix,
+            server: this.label,
+            timeoutMs: this.#options.callTimeoutMs,
+            call: (name, input, signal) => this.callTool(name, input, signal),
+          }),
+        );
+      } catch (error) {
+        if (leftOut === undefined || !isReservedNameRefusal(error)) throw error;
+        leftOut.push(error);
+      }
+    }
+    return tools;
   }
 
   /** Follow `notifications/tools/list_changed`: one listing at a time, again if another change came meanwhile. */
@@ -167,10 +189,12 @@ export class McpConnection implements OpenToolSource {
       do {
         this.#listAgain = false;
         try {
-          const tools = await this.#listTools({ timeout: this.#options.startTimeoutMs });
+          const leftOut: ToolrelayError[] = [];
+          const tools = await this.#listTools({ timeout: this.#options.startTimeoutMs }, leftOut);
           if (this.#closing) return;
           this.#tools = tools;
           for (const listener of this.#changeListeners) listener();
+          for (const refusal of leftOut) this.#reportLeftOut(refusal);
         } catch (error) {
           if (this.#closing) return;
           this.#report(
@@ -204,6 +228,20 @@ export class McpConnection implements OpenToolSource {
     // The model reads this; the server's stderr goes to the session's error event only.
     this.#down = `${this.label} ${how}; its tools cannot be called in this session.`;
     this.#report(new ToolrelayError("TOOL_SOURCE_FAILED", `${this.#down}${this.#stderrNote()}`, { details: this.#details() }));
+  }
+
+  /** A tool of a relisting left out for its reserved name: reported once per MCP name for this connection. */
+  #reportLeftOut(refusal: ToolrelayError): void {
+    const tool = String(refusal.details?.tool);
+    if (this.#reportedLeftOut.has(tool)) return;
+    this.#reportedLeftOut.add(tool);
+    this.#report(
+      new ToolrelayError(
+        "INVALID_TOOL_DEFINITION",
+        `${this.label} changed its tools; the tool ${JSON.stringify(tool)} is left out (the others are updated): ${refusal.message}`,
+        { cause: refusal.cause, details: { ...refusal.details, server: this.#options.name } },
+      ),
+    );
   }
 
   #report(error: ToolrelayError): void {

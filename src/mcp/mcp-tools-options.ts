@@ -23,7 +23,11 @@ export interface McpCommonOptions {
   /**
    * Put before every tool name, e.g. `"fs_"` → `fs_read_text_file`: letters,
    * digits, `_` and `-`, at most 32 characters. Characters of an MCP tool name
-   * the runtime does not accept (`.`, `/`, ...) become `_`. Default `""`.
+   * the runtime does not accept (`.`, `/`, ...) become `_`. Also what keeps a
+   * server's tool named like one of the runtime's own (`Read`, `Bash`, ...)
+   * from replacing it: such a name fails the start (`INVALID_TOOL_DEFINITION`),
+   * and is left out, with an `error` event, when a later listing brings it.
+   * Default `""`.
    */
   prefix?: string;
   /** Deadline of one `tools/call`, in ms: an integer in 1–300_000. On expiry MCP's cancellation is sent. Default 60_000. */
