@@ -65,8 +65,16 @@ export class CallStore {
     let kept = record;
     for (let count = 1; kept.older !== undefined; count++, kept = kept.older) {
       if (count < MAX_INPUTS_PER_TOOL_CALL_ID || kept.older.state === "running") continue;
-      for (let cut: CallRecord | undefined = kept.older; cut !== undefined; cut = cut.older) this.#unindex(cut);
-      kept.older = undefined;
+      // Past the bound: let go of every older record except a running one (its request ids must
+      // still stand for it, or a re-delivery would run it twice).
+      let link = kept;
+      for (let cut: CallRecord | undefined = kept.older; cut !== undefined; cut = cut.older) {
+        if (cut.state === "running") {
+          link.older = cut;
+          link = cut;
+        } else this.#unindex(cut);
+      }
+      link.older = undefined;
       break;
     }
   }

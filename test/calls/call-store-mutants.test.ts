@@ -30,11 +30,10 @@ describe(`at most ${MAX_INPUTS_PER_TOOL_CALL_ID} inputs per tool call id`, () =>
     running.resolve("done");
   });
 
-  // KNOWN BUG (found by the mutation run, src/calls/call-store.ts `add`): the cut checks only the
-  // first record past the bound; a running record older than a settled one past it is cut with it,
-  // so its request id no longer stands for it and its re-delivery runs the tool a second time (P2).
-  // `it.fails` until `add` skips running records wherever they are; then make it `it`.
-  it.fails(`nor when it is older than that (${MAX_INPUTS_PER_TOOL_CALL_ID} + 2 inputs after it)`, () => {
+  // Found by the mutation run (src/calls/call-store.ts `add`): the cut checked only the first record
+  // past the bound, so a running record older than a settled one past it was cut with it, and its
+  // re-delivery ran the tool a second time (P2). `add` now keeps running records wherever they are.
+  it(`nor when it is older than that (${MAX_INPUTS_PER_TOOL_CALL_ID} + 2 inputs after it)`, () => {
     const running = deferredTool("x");
     const h = createHarness({}, instantTool("x"));
     expect(h.request("r-running", "call_0", { tool: running.tool, input: { n: "running" } })).toBe("started");
