@@ -1,8 +1,8 @@
-// Mutation testing of the core (`npm run mutate`): src/calls, src/session and src/transport,
+// Mutation testing of the core (`npm run mutate`): packages/toolrelay/src/calls, packages/toolrelay/src/session and packages/toolrelay/src/transport,
 // against the tests of vitest.mutate.config.ts (the unit tests and the model-based schedules; never
 // the real peers). Not part of `npm test`. The reports go to reports/mutation/ (not committed);
 // the last scores and the surviving mutants are in docs/reliability.md, "Mutation testing".
-// One directory at a time: npm run mutate -- --mutate "src/calls/**/*.ts"
+// One directory at a time: npm run mutate -- --mutate "packages/toolrelay/src/calls/**/*.ts"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {
@@ -10,7 +10,12 @@ export default {
   testRunner: "vitest",
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "vitest.mutate.config.ts", related: true },
-  mutate: ["src/calls/**/*.ts", "src/session/**/*.ts", "src/transport/**/*.ts", "!src/**/index.ts"],
+  mutate: [
+    "packages/toolrelay/src/calls/**/*.ts",
+    "packages/toolrelay/src/session/**/*.ts",
+    "packages/toolrelay/src/transport/**/*.ts",
+    "!packages/toolrelay/src/**/index.ts",
+  ],
   // Each mutant runs only the tests that covered it in the dry run.
   coverageAnalysis: "perTest",
   // The machine has 2 cores and is shared.

@@ -1,16 +1,20 @@
 // TypeDoc: the API reference in docs/api/ (generated, not committed: `npm run docs:api`; CI builds
 // it with warnings as errors). One module per subpath of package.json `exports`, read from the
-// source file behind it (dist/testing/index.d.ts ← src/testing/index.ts).
+// source file behind it (packages/toolrelay/dist/testing/index.d.ts ← packages/toolrelay/src/testing/index.ts),
+// for both published packages (the SDK and the relay).
 import { readFileSync } from "node:fs";
 
-const manifest = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8"));
-const entryPoints = Object.entries(manifest.exports)
-  .filter(([key]) => key !== "./package.json" && !key.includes("*"))
-  .map(([, target]) => (target.import?.types ?? target.types).replace(/^\.\/dist\//, "./src/").replace(/\.d\.ts$/, ".ts"));
+const packageFolders = ["packages/toolrelay", "packages/relay"];
+const manifestOf = (folder) => JSON.parse(readFileSync(new URL(`./${folder}/package.json`, import.meta.url), "utf8"));
+const entryPoints = packageFolders.flatMap((folder) =>
+  Object.entries(manifestOf(folder).exports)
+    .filter(([key]) => key !== "./package.json" && !key.includes("*"))
+    .map(([, target]) => `./${folder}/${(target.import?.types ?? target.types).replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts")}`),
+);
 
 /** @type {Partial<import("typedoc").TypeDocOptions>} */
 export default {
-  name: manifest.name,
+  name: manifestOf("packages/toolrelay").name,
   entryPoints,
   tsconfig: "./tsconfig.typedoc.json",
   out: "./docs/api",

@@ -1,9 +1,23 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+/**
+ * The packages by name, resolved to their source (as tsconfig.json's `paths` do for tsc and tsx):
+ * the relay package imports the SDK only as `toolrelay/protocol`, and a test must run it against
+ * the SDK's source, not a build.
+ */
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+export const workspaceAliases = [
+  { find: /^toolrelay\/(testing|protocol|acp|mcp|sidecar|openai)$/, replacement: source("./packages/toolrelay/src/$1/index.ts") },
+  { find: /^toolrelay$/, replacement: source("./packages/toolrelay/src/index.ts") },
+  { find: /^@toolrelay\/relay$/, replacement: source("./packages/relay/src/index.ts") },
+];
 
 export default defineConfig({
   test: {
     projects: [
       {
+        resolve: { alias: workspaceAliases },
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
@@ -15,6 +29,7 @@ export default defineConfig({
         },
       },
       {
+        resolve: { alias: workspaceAliases },
         test: {
           name: "reliability",
           include: ["test/reliability/**/*.test.ts"],
@@ -22,6 +37,7 @@ export default defineConfig({
         },
       },
       {
+        resolve: { alias: workspaceAliases },
         test: {
           name: "integration",
           include: ["integration/**/*.test.ts"],

@@ -16,6 +16,7 @@
 import { relative } from "node:path";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { workspaceAliases } from "./vitest.config.js";
 
 /** Fastest first, by the duration vitest recorded in this process (the dry run, then each mutant); unknown files first. */
 class FastestFirst extends BaseSequencer {
@@ -27,6 +28,7 @@ class FastestFirst extends BaseSequencer {
 }
 
 export default defineConfig({
+  resolve: { alias: workspaceAliases },
   test: {
     include: ["test/!(reliability|letta-peer)/**/*.test.ts", "test/reliability/model-schedules.test.ts"],
     exclude: ["node_modules/**", "test/bench/**", "test/soak/**"],

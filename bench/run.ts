@@ -5,7 +5,7 @@
  *   npm run bench                       # everything (~4–5 minutes)
  *   npm run bench -- --only round-trip,scale
  *   npm run bench -- --quick --no-write # harness check, a few iterations
- *   npm run bench -- --source           # the SDK from src/ through tsx (not the bundle)
+ *   npm run bench -- --source           # the SDK from packages/toolrelay/src/ through tsx (not the bundle)
  *   npm run bench -- --out perf.md
  *
  * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9).
@@ -46,14 +46,14 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
   const machine = machineInfo();
   const started = performance.now();
   const date = new Date().toISOString();
-  let sdkOrigin = "src/ through tsx (keepNames on: slower than the shipped build)";
+  let sdkOrigin = "packages/toolrelay/src/ through tsx (keepNames on: slower than the shipped build)";
   let relayBuildError: string | undefined;
   let removeBundles: (() => void) | undefined;
   if (!options.source) {
     const built = await buildSdkBundles();
     relayBuildError = built.relayError;
     removeBundles = built.remove;
-    sdkOrigin = "esbuild bundle of src/ (bench/.build/<pid>/sdk.mjs), built as tsup builds the package";
+    sdkOrigin = "esbuild bundle of packages/toolrelay/src/ (bench/.build/<pid>/sdk.mjs), built as tsup builds the package";
   }
   try {
     return await runSuites(options, log, { machine, started, date, sdkOrigin, relayBuildError });
@@ -134,7 +134,7 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
     }
     case "relay-hop": {
       const suite = await import("./suites/relay-hop.js");
-      if (relayBuildError !== undefined) return suite.pendingRelayResult(`src/relay does not build: ${relayBuildError}`, 0);
+      if (relayBuildError !== undefined) return suite.pendingRelayResult(`packages/relay/src does not build: ${relayBuildError}`, 0);
       return suite.runRelayHop(quick ? suite.quickRelayHopConfig : suite.fullRelayHopConfig, log);
     }
     case "real-turn": {

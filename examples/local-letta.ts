@@ -17,7 +17,7 @@ const openFiles = defineTool({
   inputSchema: z.object({ limit: z.number().int().min(1).max(50).default(10).describe("How many files to list") }),
   annotations: { readOnlyHint: true },
   timeoutMs: 5_000,
-  execute: ({ limit }) => ["src/index.ts", "README.md", "package.json"].slice(0, limit),
+  execute: ({ limit }) => ["packages/toolrelay/src/index.ts", "README.md", "package.json"].slice(0, limit),
 });
 
 const url = process.env.LETTA_APP_SERVER_URL;

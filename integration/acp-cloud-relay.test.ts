@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bufferHash } from "../src/acp/editor-buffer.js";
+import { bufferHash } from "../packages/toolrelay/src/acp/editor-buffer.js";
 import { spawnExampleAgent, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { TestEditor } from "../test/acp/support/test-editor.js";
 import { RELAY_API_KEY, startCloudStack, type CloudStack } from "./support/cloud-stack.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bufferHash } from "../src/acp/editor-buffer.js";
+import { bufferHash } from "../packages/toolrelay/src/acp/editor-buffer.js";
 import { spawnExampleAgent, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { TestEditor } from "../test/acp/support/test-editor.js";
 import { SANDBOX_RELAY_KEY, call, startSandboxStack, type SandboxStack } from "./support/sandbox-stack.js";

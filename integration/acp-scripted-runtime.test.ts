@@ -12,7 +12,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult, type ScriptedTurn } from "../src/testing/index.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type ScriptedToolResult,
+  type ScriptedTurn,
+} from "../packages/toolrelay/src/testing/index.js";
 import { spawnExampleAgent, REPO_ROOT, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
 import { TestEditor } from "../test/acp/support/test-editor.js";

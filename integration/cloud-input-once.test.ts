@@ -12,7 +12,7 @@
  * would start a second run. Counted from the listener's own `--debug` record of what it received.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, type ConnectionStateChangeEvent } from "../src/index.js";
+import { createSession, type ConnectionStateChangeEvent } from "../packages/toolrelay/src/index.js";
 import { until } from "../test/support/wait.js";
 import { startCloudFaultStack, type CloudFaultStack } from "./support/cloud-fault-stack.js";
 

@@ -6,7 +6,7 @@
  * so a duplicate side effect shows up as a repeated line.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession } from "../src/index.js";
+import { createSession } from "../packages/toolrelay/src/index.js";
 import { startCloudStack, type CloudStack } from "./support/cloud-stack.js";
 import {
   SETTLED_OUTCOMES,

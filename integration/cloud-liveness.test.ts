@@ -5,8 +5,13 @@
  * is offline is NOT_FOUND at once, not a REQUEST_TIMEOUT after 30 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, type ConnectionStateChangeEvent, type SessionOptions, type ToolrelayError } from "../src/index.js";
-import { startRelay, type Relay } from "../src/relay/index.js";
+import {
+  createSession,
+  type ConnectionStateChangeEvent,
+  type SessionOptions,
+  type ToolrelayError,
+} from "../packages/toolrelay/src/index.js";
+import { startRelay, type Relay } from "../packages/relay/src/index.js";
 import { startScriptedModelServer, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 import { startLettaListener, type LettaListener } from "./support/letta-listener-process.js";
 import { letTimePass } from "../test/support/wait.js";

@@ -23,7 +23,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type ConnectionStateChangeEvent } from "../src/index.js";
+import { createSession, defineTool, type ConnectionStateChangeEvent } from "../packages/toolrelay/src/index.js";
 import type { ModelScript } from "../test/support/scripted-model-server.js";
 import { until } from "../test/support/wait.js";
 import { startCloudFaultStack, type CloudFaultStack } from "./support/cloud-fault-stack.js";

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session } from "../src/index.js";
-import { createSessionOnLink } from "../src/session/create-session.js";
-import { LocalLink } from "../src/transport/local-link.js";
+import { createSession, defineTool, type Session } from "../packages/toolrelay/src/index.js";
+import { createSessionOnLink } from "../packages/toolrelay/src/session/create-session.js";
+import { LocalLink } from "../packages/toolrelay/src/transport/local-link.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { connectRawPeerClient } from "../test/support/raw-peer-client.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";

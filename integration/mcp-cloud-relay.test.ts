@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession } from "../src/index.js";
-import { mcpTools } from "../src/mcp/index.js";
+import { createSession } from "../packages/toolrelay/src/index.js";
+import { mcpTools } from "../packages/toolrelay/src/mcp/index.js";
 import { RELAY_API_KEY, startCloudStack, type CloudStack } from "./support/cloud-stack.js";
 import { FILESYSTEM_SERVER, processesWith } from "./support/mcp-processes.js";
 

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createSession, type Session, type SessionOptions, type ToolrelayError } from "../src/index.js";
-import { mcpTools } from "../src/mcp/index.js";
+import { createSession, type Session, type SessionOptions, type ToolrelayError } from "../packages/toolrelay/src/index.js";
+import { mcpTools } from "../packages/toolrelay/src/mcp/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import {
   startScriptedModelServer,

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { defaultToolNudge, startOpenAiBridge, type OpenAiBridge } from "../src/openai/index.js";
-import { workspacesRoot } from "../src/session/isolated-workspace.js";
+import { defaultToolNudge, startOpenAiBridge, type OpenAiBridge } from "../packages/toolrelay/src/openai/index.js";
+import { workspacesRoot } from "../packages/toolrelay/src/session/isolated-workspace.js";
 import {
   messageText,
   type ChatMessage,

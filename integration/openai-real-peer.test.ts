@@ -9,8 +9,8 @@
 import type OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { workspacesRoot } from "../src/session/isolated-workspace.js";
-import type { OpenAiBridge } from "../src/openai/index.js";
+import { workspacesRoot } from "../packages/toolrelay/src/session/isolated-workspace.js";
+import type { OpenAiBridge } from "../packages/toolrelay/src/openai/index.js";
 import type { ModelRequest, ScriptedModelServer, ScriptedReply } from "../test/support/scripted-model-server.js";
 import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 

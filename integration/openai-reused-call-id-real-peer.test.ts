@@ -15,7 +15,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LogFields } from "../src/index.js";
+import type { LogFields } from "../packages/toolrelay/src/index.js";
 import { messageText, type ModelRequest, type ScriptedModelServer, type ScriptedReply } from "../test/support/scripted-model-server.js";
 import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import { startOpenAiBridge } from "../src/openai/index.js";
+import { startOpenAiBridge } from "../packages/toolrelay/src/openai/index.js";
 import { LETTA_CLI, LETTA_NODE_BINARY } from "../test/support/letta-peer-process.js";
 import { LETTA_BASE_ENV } from "../test/support/peer-process.js";
 import { startScriptedModelServer } from "../test/support/scripted-model-server.js";

@@ -7,7 +7,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { OpenAiBridge } from "../src/openai/index.js";
+import type { OpenAiBridge } from "../packages/toolrelay/src/openai/index.js";
 import type { ModelRequest, ScriptedModelServer, ScriptedReply } from "../test/support/scripted-model-server.js";
 import { leaveMidStream } from "../test/support/leave-mid-stream.js";
 import { startBridgeStack, type BridgeStack } from "./support/openai-bridge-stack.js";

@@ -6,7 +6,7 @@
  * the subagent out of its own text, tool calls and stop reason, and give one tool-result per call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, type Session } from "../src/index.js";
+import { createSession, type Session } from "../packages/toolrelay/src/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import {
   startScriptedModelServer,

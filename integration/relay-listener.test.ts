@@ -9,7 +9,7 @@
  * undisturbed. Durations are printed at the end of each mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRelay, type Relay } from "../src/relay/index.js";
+import { startRelay, type Relay } from "../packages/relay/src/index.js";
 import { startLettaListener, type LettaListener } from "./support/letta-listener-process.js";
 import {
   messageText,

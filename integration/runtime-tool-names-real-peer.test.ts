@@ -8,10 +8,10 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type Session } from "../src/index.js";
-import { createSessionOnLink } from "../src/session/create-session.js";
-import type { LinkSessionOptions } from "../src/session/session-options.js";
-import { RUNTIME_TOOL_NAMES } from "../src/tools/index.js";
+import { defineTool, type Session } from "../packages/toolrelay/src/index.js";
+import { createSessionOnLink } from "../packages/toolrelay/src/session/create-session.js";
+import type { LinkSessionOptions } from "../packages/toolrelay/src/session/session-options.js";
+import { RUNTIME_TOOL_NAMES } from "../packages/toolrelay/src/tools/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, defineTool, type Session, type ToolCallEndEvent, type Turn } from "../src/index.js";
+import { createSession, defineTool, type Session, type ToolCallEndEvent, type Turn } from "../packages/toolrelay/src/index.js";
 import { CALLER_ENV_CANARY, call, sandboxSessionOptions, startSandboxStack, type SandboxStack } from "./support/sandbox-stack.js";
 
 const callerDir = realpathSync(mkdtempSync(join(tmpdir(), "toolrelay-caller-")));

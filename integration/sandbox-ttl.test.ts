@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, defineTool, isToolrelayError } from "../src/index.js";
+import { createSession, defineTool, isToolrelayError } from "../packages/toolrelay/src/index.js";
 import { call, sandboxSessionOptions, startSandboxStack, type SandboxStack } from "./support/sandbox-stack.js";
 
 const MINUTE_MS = 8_000;

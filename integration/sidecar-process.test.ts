@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime } from "../src/testing/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../packages/toolrelay/src/testing/index.js";
 import { directiveScript } from "../test/fixtures/sidecar/directive-script.js";
 import { FrameHost } from "../test/sidecar/support/frame-host.js";
 

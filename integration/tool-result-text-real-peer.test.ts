@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type Session, type TurnEvent } from "../src/index.js";
-import { createSessionOnLink } from "../src/session/create-session.js";
-import type { LinkSessionOptions } from "../src/session/session-options.js";
+import { defineTool, type Session, type TurnEvent } from "../packages/toolrelay/src/index.js";
+import { createSessionOnLink } from "../packages/toolrelay/src/session/create-session.js";
+import type { LinkSessionOptions } from "../packages/toolrelay/src/session/session-options.js";
 import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelRequest, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 

@@ -25,7 +25,8 @@ const require = createRequire(import.meta.url);
 const { Extractor, ExtractorConfig } = require("@microsoft/api-extractor");
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const update = process.argv.includes("--update");
-const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+/** The published packages (npm workspaces); each subpath of each gets a report. */
+export const PUBLISHED_PACKAGES = ["packages/toolrelay", "packages/relay"];
 
 /** Every subpath of `exports` with its ESM declaration file and its report's name. */
 export function entryPoints(packageManifest) {
@@ -34,7 +35,8 @@ export function entryPoints(packageManifest) {
     .map(([key, target]) => {
       const types = target.import?.types ?? target.types;
       if (typeof types !== "string") throw new Error(`api-report: exports["${key}"] names no types`);
-      const name = key === "." ? packageManifest.name : `${packageManifest.name}-${key.slice(2).replaceAll("/", "-")}`;
+      const base = packageManifest.name.replace(/^@/, "").replace("/", "-");
+      const name = key === "." ? base : `${base}-${key.slice(2).replaceAll("/", "-")}`;
       return { key, types, reportFileName: name };
     });
 }
@@ -51,87 +53,92 @@ const temp = mkdtempSync(join(tmpdir(), "toolrelay-api-report-"));
 mkdirSync(join(temp, "reports"));
 const failures = [];
 try {
-  for (const entry of entryPoints(manifest)) {
-    const mainEntryPointFilePath = join(root, entry.types);
-    if (!existsSync(mainEntryPointFilePath)) throw new Error(`api-report: ${entry.types} is missing: run \`npm run build\``);
-    const config = ExtractorConfig.prepare({
-      configObjectFullPath: undefined,
-      packageJsonFullPath: join(root, "package.json"),
-      configObject: {
-        projectFolder: root,
-        mainEntryPointFilePath,
-        compiler: {
-          overrideTsconfig: {
-            compilerOptions: {
-              target: "ES2022",
-              lib: ["ES2022", "ESNext.Disposable"],
-              module: "NodeNext",
-              moduleResolution: "NodeNext",
-              types: ["node"],
-              strict: true,
-              skipLibCheck: true,
+  for (const packageFolder of PUBLISHED_PACKAGES) {
+    const folder = join(root, packageFolder);
+    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
+    for (const entry of entryPoints(manifest)) {
+      const mainEntryPointFilePath = join(folder, entry.types);
+      if (!existsSync(mainEntryPointFilePath))
+        throw new Error(`api-report: ${packageFolder}/${entry.types} is missing: run \`npm run build\``);
+      const config = ExtractorConfig.prepare({
+        configObjectFullPath: undefined,
+        packageJsonFullPath: join(folder, "package.json"),
+        configObject: {
+          projectFolder: folder,
+          mainEntryPointFilePath,
+          compiler: {
+            overrideTsconfig: {
+              compilerOptions: {
+                target: "ES2022",
+                lib: ["ES2022", "ESNext.Disposable"],
+                module: "NodeNext",
+                moduleResolution: "NodeNext",
+                types: ["node"],
+                strict: true,
+                skipLibCheck: true,
+              },
+              files: [mainEntryPointFilePath],
             },
-            files: [mainEntryPointFilePath],
+          },
+          apiReport: {
+            enabled: true,
+            reportFileName: entry.reportFileName,
+            reportFolder: join(temp, "reports"),
+            reportTempFolder: temp,
+            includeForgottenExports: false,
+          },
+          docModel: { enabled: false },
+          dtsRollup: { enabled: false },
+          tsdocMetadata: { enabled: false },
+          newlineKind: "lf",
+          messages: {
+            compilerMessageReporting: { default: { logLevel: "error" } },
+            extractorMessageReporting: {
+              default: { logLevel: "warning", addToApiReportFile: true },
+              // Release tags (@public/@beta) are not used: everything exported is public.
+              "ae-missing-release-tag": { logLevel: "none", addToApiReportFile: false },
+              // A type in a public signature that no entry point exports: listed in the report
+              // (a "Warning:" line), so exporting it or removing it shows up as a diff.
+              "ae-forgotten-export": { logLevel: "none", addToApiReportFile: true },
+              "ae-internal-missing-underscore": { logLevel: "none", addToApiReportFile: false },
+            },
+            tsdocMessageReporting: { default: { logLevel: "none", addToApiReportFile: false } },
           },
         },
-        apiReport: {
-          enabled: true,
-          reportFileName: entry.reportFileName,
-          reportFolder: join(temp, "reports"),
-          reportTempFolder: temp,
-          includeForgottenExports: false,
+      });
+      const result = Extractor.invoke(config, {
+        // Always written to the temporary folder; the comparison with api/ is done below, on the
+        // normalized text.
+        localBuild: true,
+        showVerboseMessages: false,
+        printApiReportDiff: false,
+        messageCallback(message) {
+          // The bundled compiler is the TypeScript this repository uses (5.9); say nothing about it.
+          if (message.messageId === "console-compiler-version-notice") message.logLevel = "none";
+          // The report is written to the temporary folder first; this script says what it did with it.
+          if (message.messageId.startsWith("console-api-report")) message.logLevel = "none";
         },
-        docModel: { enabled: false },
-        dtsRollup: { enabled: false },
-        tsdocMetadata: { enabled: false },
-        newlineKind: "lf",
-        messages: {
-          compilerMessageReporting: { default: { logLevel: "error" } },
-          extractorMessageReporting: {
-            default: { logLevel: "warning", addToApiReportFile: true },
-            // Release tags (@public/@beta) are not used: everything exported is public.
-            "ae-missing-release-tag": { logLevel: "none", addToApiReportFile: false },
-            // A type in a public signature that no entry point exports: listed in the report
-            // (a "Warning:" line), so exporting it or removing it shows up as a diff.
-            "ae-forgotten-export": { logLevel: "none", addToApiReportFile: true },
-            "ae-internal-missing-underscore": { logLevel: "none", addToApiReportFile: false },
-          },
-          tsdocMessageReporting: { default: { logLevel: "none", addToApiReportFile: false } },
-        },
-      },
-    });
-    const result = Extractor.invoke(config, {
-      // Always written to the temporary folder; the comparison with api/ is done below, on the
-      // normalized text.
-      localBuild: true,
-      showVerboseMessages: false,
-      printApiReportDiff: false,
-      messageCallback(message) {
-        // The bundled compiler is the TypeScript this repository uses (5.9); say nothing about it.
-        if (message.messageId === "console-compiler-version-notice") message.logLevel = "none";
-        // The report is written to the temporary folder first; this script says what it did with it.
-        if (message.messageId.startsWith("console-api-report")) message.logLevel = "none";
-      },
-    });
-    const report = `api/${entry.reportFileName}.api.md`;
-    const built = join(temp, "reports", `${entry.reportFileName}.api.md`);
-    if (!result.succeeded || !existsSync(built)) {
-      failures.push(report);
-      console.error(`api-report: ${report} failed (${result.errorCount} errors, ${result.warningCount} warnings)`);
-      continue;
-    }
-    const fresh = normalizeReport(readFileSync(built, "utf8"));
-    const committedPath = join(root, report);
-    const committed = existsSync(committedPath) ? readFileSync(committedPath, "utf8") : "";
-    if (fresh === committed) {
-      console.log(`api-report: ${report} up to date`);
-    } else if (update) {
-      writeFileSync(committedPath, fresh);
-      console.log(`api-report: ${report} updated`);
-    } else {
-      failures.push(report);
-      printDiff(report, committed, fresh);
-      console.error(`api-report: ${report} differs from the built surface`);
+      });
+      const report = `api/${entry.reportFileName}.api.md`;
+      const built = join(temp, "reports", `${entry.reportFileName}.api.md`);
+      if (!result.succeeded || !existsSync(built)) {
+        failures.push(report);
+        console.error(`api-report: ${report} failed (${result.errorCount} errors, ${result.warningCount} warnings)`);
+        continue;
+      }
+      const fresh = normalizeReport(readFileSync(built, "utf8"));
+      const committedPath = join(root, report);
+      const committed = existsSync(committedPath) ? readFileSync(committedPath, "utf8") : "";
+      if (fresh === committed) {
+        console.log(`api-report: ${report} up to date`);
+      } else if (update) {
+        writeFileSync(committedPath, fresh);
+        console.log(`api-report: ${report} updated`);
+      } else {
+        failures.push(report);
+        printDiff(report, committed, fresh);
+        console.error(`api-report: ${report} differs from the built surface`);
+      }
     }
   }
 } finally {

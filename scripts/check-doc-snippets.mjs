@@ -22,14 +22,15 @@ import { fileURLToPath } from "node:url";
 const require = createRequire(import.meta.url);
 const ts = require("typescript");
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+/** The published packages: every subpath of each maps to its source for the doc programs. */
+const packageFolders = ["packages/toolrelay", "packages/relay"];
 
 /** The Markdown files whose code is checked. */
 function defaultFiles() {
   const docs = readdirSync(join(root, "docs"))
     .filter((name) => name.endsWith(".md"))
     .map((name) => join("docs", name));
-  return ["README.md", "CONTRIBUTING.md", ...docs].filter((file) => existsSync(join(root, file)));
+  return ["README.md", "packages/relay/README.md", "CONTRIBUTING.md", ...docs].filter((file) => existsSync(join(root, file)));
 }
 
 /** Every fenced block of a Markdown text: its info string, first code line (1-based) and code. */
@@ -96,12 +97,16 @@ function markdownLine(chain, line) {
 }
 
 const paths = {};
-for (const [key, target] of Object.entries(manifest.exports)) {
-  if (key === "./package.json" || key.includes("*")) continue;
-  const specifier = key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`;
-  const types = target.import?.types ?? target.types;
-  paths[specifier] = [join(root, types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts"))];
-}
+for (const [folder, manifest] of packageFolders.map((folder) => [
+  folder,
+  JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")),
+]))
+  for (const [key, target] of Object.entries(manifest.exports)) {
+    if (key === "./package.json" || key.includes("*")) continue;
+    const specifier = key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`;
+    const types = target.import?.types ?? target.types;
+    paths[specifier] = [join(root, folder, types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts"))];
+  }
 const options = {
   target: ts.ScriptTarget.ES2022,
   lib: ["lib.es2022.d.ts", "lib.esnext.disposable.d.ts", "lib.dom.d.ts"],

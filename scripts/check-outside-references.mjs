@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const self = relative(root, fileURLToPath(import.meta.url));
-const folders = ["src/", "docs/", "examples/", "test/", "integration/", "bench/", "scripts/", ".ci/"];
+const folders = ["packages/", "docs/", "examples/", "test/", "integration/", "bench/", "scripts/", ".ci/"];
 const binary = /\.(png|jpe?g|gif|ico|woff2?|tgz|gz|zip)$/i;
 
 const noteNames = ["PROTOCOL", "DESIGN", "RELIABILITY", "RUNTIME-FACTS", "CONVENTIONS", "REAL-PEER", "REAL-LISTENER"];

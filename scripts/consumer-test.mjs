@@ -10,7 +10,9 @@
 //          range allows and at the zod this repository develops with
 //   attw   @arethetypeswrong/cli on the tarball, profile node16 (node16 CJS + ESM, bundler)
 //   publint on the unpacked tarball, strict
-// Subpaths come from package.json `exports`, so a new subpath is covered without an edit here.
+// Both published packages are packed (packages/toolrelay and packages/relay) and installed together,
+// as a user installs `toolrelay` and `@toolrelay/relay`; subpaths come from each package.json
+// `exports`, so a new subpath is covered without an edit here.
 // Installs prefer the npm cache (`--prefer-offline`): jest, typescript, @types/node, zod and the
 // other peers are pinned from this repository's devDependencies, so after `npm ci` they are
 // usually in it (the lowest zod is fetched once).
@@ -28,11 +30,15 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1].split(",") : undefined;
 const wanted = (name) => only === undefined || only.includes(name);
-const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const subpaths = subpathsOf(manifest);
+const readManifest = (folder) => JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
+/** The published packages, the SDK first (its peers and its `testing` subpath drive the projects). */
+const PACKAGE_FOLDERS = ["packages/toolrelay", "packages/relay"];
+const manifest = readManifest(PACKAGE_FOLDERS[0]);
+const repositoryManifest = readManifest(".");
+const subpaths = PACKAGE_FOLDERS.flatMap((folder) => subpathsOf(readManifest(folder)));
 const lowestZod = lowestVersionOf(manifest.peerDependencies.zod);
-const currentZod = manifest.devDependencies.zod;
-const dev = (name) => manifest.devDependencies[name];
+const currentZod = repositoryManifest.devDependencies.zod;
+const dev = (name) => repositoryManifest.devDependencies[name];
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const started = Date.now();
 /** @type {{ project: string, check: string, ok: boolean, seconds: string, detail?: string }[]} */
@@ -93,12 +99,15 @@ if (!args.includes("--no-build")) {
 }
 const workspace = mkdtempSync(join(tmpdir(), "toolrelay-consumer-"));
 try {
-  const packed = run(npm, ["pack", "--json", "--pack-destination", workspace], root);
-  if (!packed.ok) throw new Error(`npm pack failed\n${packed.output}`);
-  const tarball = join(workspace, JSON.parse(packed.output.slice(packed.output.indexOf("[")))[0].filename);
+  const tarballs = PACKAGE_FOLDERS.map((folder) => {
+    // The JSON is on stdout; the prepack script's echo goes to stderr, after it in `output`.
+    const packed = run(npm, ["pack", "--json", "--pack-destination", workspace], join(root, folder));
+    if (!packed.ok) throw new Error(`npm pack (${folder}) failed\n${packed.output}`);
+    return join(workspace, JSON.parse(packed.output.slice(packed.output.indexOf("[\n"), packed.output.lastIndexOf("\n]") + 2))[0].filename);
+  });
   const files = consumerFiles({ subpaths, packageName: manifest.name });
   console.log(
-    `consumer-test: ${tarball}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`,
+    `consumer-test: ${tarballs.join(", ")}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`,
   );
   // Every peer (optional ones too: a subpath may need one), at the version this repository
   // develops with, or the peer range when it is not a devDependency.
@@ -114,7 +123,7 @@ try {
     if (!wanted(project)) continue;
     const dir = join(workspace, project);
     writeProject(dir, { "package.json": JSON.stringify({ name: `consumer-${project}`, private: true, type }, null, 2), ...files[project] });
-    if (!check(project, "npm install <tarball>", () => install(dir, [tarball, ...runtimePeers]))) continue;
+    if (!check(project, "npm install <tarball>", () => install(dir, [...tarballs, ...runtimePeers]))) continue;
     check(project, `import every subpath, a turn, instanceof across ESM/CJS`, () =>
       run(process.execPath, [Object.keys(files[project])[0]], dir),
     );
@@ -126,7 +135,7 @@ try {
       "package.json": JSON.stringify({ name: "consumer-jest", private: true, scripts: { test: "jest --ci" } }, null, 2),
       ...files.jest,
     });
-    if (check("jest", "npm install <tarball> jest", () => install(dir, [tarball, ...runtimePeers, `jest@${dev("jest")}`]))) {
+    if (check("jest", "npm install <tarball> jest", () => install(dir, [...tarballs, ...runtimePeers, `jest@${dev("jest")}`]))) {
       check("jest", "Jest 30: require every subpath, a turn", () => run(npm, ["test", "--silent"], dir));
     }
   }
@@ -139,7 +148,7 @@ try {
     });
     const tools = [`typescript@${dev("typescript")}`, `@types/node@${dev("@types/node")}`, ...otherPeers];
     for (const zod of [lowestZod, currentZod]) {
-      if (!check("types", `npm install <tarball> zod@${zod}`, () => install(dir, [tarball, `zod@${zod}`, ...tools]))) continue;
+      if (!check("types", `npm install <tarball> zod@${zod}`, () => install(dir, [...tarballs, `zod@${zod}`, ...tools]))) continue;
       for (const config of ["tsconfig.node16.json", "tsconfig.bundler.json"]) {
         check("types", `tsc strict, skipLibCheck false, ${config.split(".")[1]}, zod ${zod}`, () =>
           run(process.execPath, [join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", config], dir),
@@ -151,12 +160,12 @@ try {
   if (wanted("attw")) {
     // The subpaths with a `require` condition under the node16 profile (node16 CJS and ESM,
     // bundler); the ESM-only ones (no `require` condition, e.g. toolrelay/acp) under esm-only.
-    const attw = (profile, entrypoints) => () =>
+    const attw = (packed, profile, entrypoints) => () =>
       run(
         process.execPath,
         [
           join(root, "node_modules", "@arethetypeswrong", "cli", "dist", "index.js"),
-          tarball,
+          packed,
           "--profile",
           profile,
           "--format",
@@ -166,27 +175,43 @@ try {
         ],
         root,
       );
-    const requirable = subpaths.filter((subpath) => subpath.requirable).map((subpath) => subpath.key);
-    const esmOnly = subpaths.filter((subpath) => !subpath.requirable).map((subpath) => subpath.key);
-    check("attw", `attw --profile node16 (node16 CJS/ESM, bundler): ${requirable.join(" ")}`, attw("node16", requirable));
-    if (esmOnly.length > 0) check("attw", `attw --profile esm-only (node16 ESM, bundler): ${esmOnly.join(" ")}`, attw("esm-only", esmOnly));
+    PACKAGE_FOLDERS.forEach((folder, index) => {
+      const own = subpathsOf(readManifest(folder));
+      const name = readManifest(folder).name;
+      const requirable = own.filter((subpath) => subpath.requirable).map((subpath) => subpath.key);
+      const esmOnly = own.filter((subpath) => !subpath.requirable).map((subpath) => subpath.key);
+      check(
+        "attw",
+        `${name}: attw --profile node16 (node16 CJS/ESM, bundler): ${requirable.join(" ")}`,
+        attw(tarballs[index], "node16", requirable),
+      );
+      if (esmOnly.length > 0) {
+        check(
+          "attw",
+          `${name}: attw --profile esm-only (node16 ESM, bundler): ${esmOnly.join(" ")}`,
+          attw(tarballs[index], "esm-only", esmOnly),
+        );
+      }
+    });
   }
 
   if (wanted("publint")) {
-    const dir = join(workspace, "unpacked");
-    mkdirSync(dir);
-    const unpacked = run("tar", ["-xzf", tarball, "-C", dir], root);
-    check("publint", "publint --strict (the unpacked tarball)", () =>
-      unpacked.ok
-        ? publintOutcome(
-            run(
-              process.execPath,
-              [join(root, "node_modules", "publint", "src", "cli.js"), join(dir, "package"), "--strict", "--pack", "false"],
-              root,
-            ),
-          )
-        : unpacked,
-    );
+    PACKAGE_FOLDERS.forEach((folder, index) => {
+      const dir = join(workspace, `unpacked-${index}`);
+      mkdirSync(dir);
+      const unpacked = run("tar", ["-xzf", tarballs[index], "-C", dir], root);
+      check("publint", `${readManifest(folder).name}: publint --strict (the unpacked tarball)`, () =>
+        unpacked.ok
+          ? publintOutcome(
+              run(
+                process.execPath,
+                [join(root, "node_modules", "publint", "src", "cli.js"), join(dir, "package"), "--strict", "--pack", "false"],
+                root,
+              ),
+            )
+          : unpacked,
+      );
+    });
   }
 } finally {
   if (args.includes("--keep")) console.log(`consumer-test: kept ${workspace}`);

@@ -6,8 +6,8 @@
  * `runtime_start` itself, so `createSession` resolves at once.
  */
 import { EventEmitter } from "eventemitter3";
-import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "../../src/transport/runtime-link.js";
-import type { OutboundFrame } from "../../src/wire/index.js";
+import type { LinkState, RuntimeLink, RuntimeLinkEvents } from "../../packages/toolrelay/src/transport/runtime-link.js";
+import type { OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import { decodeFrame, encodeFrame } from "./sdk.js";
 
 export const BENCH_RUNTIME = { agent_id: "agent-bench", conversation_id: "conv-bench" } as const;

@@ -16,7 +16,7 @@ export const RELAY_BUNDLE_ENV = "TOOLRELAY_BENCH_RELAY";
 
 export interface SdkBundles {
   sdk: string;
-  /** `undefined` when src/relay does not build (`relayError` says why). */
+  /** `undefined` when packages/relay/src does not build (`relayError` says why). */
   relay: string | undefined;
   relayError?: string;
   /** Delete the bundles (once nothing loads them any more). */
@@ -32,6 +32,9 @@ export async function bundleLikeTsup(name: string, entryFromRoot: string, outdir
     platform: "node",
     target: "node20",
     packages: "external",
+    // The relay package imports the SDK as `toolrelay/protocol` (its published entry): bundled
+    // from source here, so a benchmark never depends on a stale or missing dist/.
+    alias: { "toolrelay/protocol": resolve(REPO_ROOT, "packages/toolrelay/src/protocol/index.ts") },
     logLevel: "silent",
     outdir,
     outExtension: { ".js": ".mjs" },

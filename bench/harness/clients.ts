@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
 import { z } from "zod";
-import type { Session, SessionOptions } from "../../src/index.js";
+import type { Session, SessionOptions } from "../../packages/toolrelay/src/index.js";
 import { createSession, defineTool } from "./sdk.js";
 import { REPO_ROOT } from "./child-process.js";
 

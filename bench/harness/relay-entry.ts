@@ -1,2 +1,2 @@
 /** The reference relay, for benchmark 5 (bundled like ./sdk-entry.ts). */
-export { startRelay } from "../../src/relay/index.js";
+export { startRelay } from "../../packages/relay/src/index.js";

@@ -89,7 +89,7 @@ export function markdownReport(info: RunInfo, suites: readonly SuiteResult[], an
   lines.push("");
   for (const suite of suites) for (const note of suite.notes) lines.push(`- ${note}`);
   lines.push(
-    "- The SDK under test is bundled from src/ with esbuild exactly as `tsup` builds the package (ESM, target node20, dependencies external) at the start of the run (bench/harness/build-sdk.ts). Running the source through tsx instead would add esbuild's `keepNames` `__name(...)` wrappers to every function and closure the SDK creates per call.",
+    "- The SDK under test is bundled from packages/toolrelay/src/ with esbuild exactly as `tsup` builds the package (ESM, target node20, dependencies external) at the start of the run (bench/harness/build-sdk.ts). Running the source through tsx instead would add esbuild's `keepNames` `__name(...)` wrappers to every function and closure the SDK creates per call.",
   );
   lines.push("");
   if (analysis) {

@@ -5,7 +5,7 @@
  * which wraps every function in a `__name` helper); the smoke test loads it
  * from source. See ./sdk.ts.
  */
-export { createSession, defineTool } from "../../src/index.js";
+export { createSession, defineTool } from "../../packages/toolrelay/src/index.js";
 // Not public: a session over the bench link (`backend: { kind: "link" }`); see CONTRIBUTING.md.
-export { createSessionOnLink } from "../../src/session/create-session.js";
-export { decodeFrame, encodeFrame } from "../../src/wire/index.js";
+export { createSessionOnLink } from "../../packages/toolrelay/src/session/create-session.js";
+export { decodeFrame, encodeFrame } from "../../packages/toolrelay/src/wire/index.js";

@@ -9,7 +9,7 @@
  * the response being handed to `send()` (bench/harness/timed-web-socket.ts),
  * beside the whole turn (`session.send()` until `turn.result` resolves).
  */
-import type { Session } from "../../src/index.js";
+import type { Session } from "../../packages/toolrelay/src/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ScriptedModelServer } from "../../test/support/scripted-model-server.js";
 import { noopTool, withDeadline } from "../harness/clients.js";

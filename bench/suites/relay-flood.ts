@@ -1,7 +1,7 @@
 /**
  * Benchmark 7: a victim tenant's round trip through the relay while another tenant floods it,
  * against the victim's quiet round trip measured just before in the same run. The relay runs in
- * its own process (the CLI from src/, two tenants), the flooder in another (pre-masked frames
+ * its own process (the CLI from packages/toolrelay/src/, two tenants), the flooder in another (pre-masked frames
  * written as fast as TCP takes them), the victim's listener and SDK client here
  * (test/relay/support/flood-harness.ts, the same measurement test/reliability/security-flood
  * asserts on). Two floods: 100,000 small frames, and 16 frames of 8 MiB.
@@ -83,7 +83,7 @@ export async function runRelayFlood(config: RelayFloodConfig, log: Log): Promise
       ),
     ],
     notes: [
-      "Relay under a flood: four processes on loopback — the reference relay (CLI from src/ through tsx, two tenants, one-socket listener mode, heartbeat off), the flooding tenant (test/relay/support/flood-process.ts: registers its own environment, a raw listener socket that discards, a raw SDK status socket bound to its runtime, writes pre-masked `sync` frames as fast as TCP takes them), and in the bench process the victim tenant's listener (answers `sync` with `sync_response`) and SDK client (one `sync` at a time, every `seq` acked).",
+      "Relay under a flood: four processes on loopback — the reference relay (CLI from packages/toolrelay/src/ through tsx, two tenants, one-socket listener mode, heartbeat off), the flooding tenant (test/relay/support/flood-process.ts: registers its own environment, a raw listener socket that discards, a raw SDK status socket bound to its runtime, writes pre-masked `sync` frames as fast as TCP takes them), and in the bench process the victim tenant's listener (answers `sync` with `sync_response`) and SDK client (one `sync` at a time, every `seq` acked).",
       `Quiet: ${config.quietRoundTrips} victim round trips after a warm-up; then victim round trips for as long as the flood lasts (until the relay has forwarded every flood frame to the flooder's own listener). Ratio = p99 during ÷ quiet p99, in the same run; ${config.repetitions} fresh runs per flood, the median ratio reported. The large-frame row has no goal: ws reassembles and unmasks each client frame in one piece (about 4 ms per MiB without the optional bufferutil addon) and the kernel copies it in one write; the relay's own work on a frame is sliced (docs/relay.md "Fairness").`,
     ],
     seconds: (performance.now() - started) / 1000,

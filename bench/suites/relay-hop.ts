@@ -1,7 +1,7 @@
 /**
  * Benchmark 5: the relay hop. Three processes on loopback — the runtime side
  * (bench/processes/runtime-side.ts), the hop (bench/processes/hop-side.ts: the
- * reference relay from src/relay and a raw forwarder), and the clients in the
+ * reference relay from packages/relay/src and a raw forwarder), and the clients in the
  * bench process:
  *
  * - baseline: the raw `ws` handler → raw two-hop forward (pipes text both
@@ -155,7 +155,7 @@ export async function runRelayHop(config: RelayHopConfig, log: Log): Promise<Sui
       name: "relay-hop",
       rows,
       notes: [
-        "Relay hop: three processes on loopback — the runtime side, the hop process (bench/processes/hop-side.ts) holding the reference relay (`startRelay` from src/relay, one-socket listener mode, heartbeat off) and a raw two-hop forwarder (a `ws` server that opens one upstream socket per client and pipes text frames both ways untouched), and the clients in the bench process. The runtime side registers with the relay as a Letta Code listener (`POST /v1/environments/register`, then the listener socket); the SDK reaches it with `backend: { kind: \"cloud\", baseUrl: relay, environment: { connectionId } }` (two status sockets, `seq`/ack). Baseline: the raw handler through the raw forward. Also shown: the SDK's local backend through the same raw forward, which separates the SDK's share from the relay's.",
+        "Relay hop: three processes on loopback — the runtime side, the hop process (bench/processes/hop-side.ts) holding the reference relay (`startRelay` from packages/relay/src, one-socket listener mode, heartbeat off) and a raw two-hop forwarder (a `ws` server that opens one upstream socket per client and pipes text frames both ways untouched), and the clients in the bench process. The runtime side registers with the relay as a Letta Code listener (`POST /v1/environments/register`, then the listener socket); the SDK reaches it with `backend: { kind: \"cloud\", baseUrl: relay, environment: { connectionId } }` (two status sockets, `seq`/ack). Baseline: the raw handler through the raw forward. Also shown: the SDK's local backend through the same raw forward, which separates the SDK's share from the relay's.",
         `${config.rounds} interleaved rounds × ${config.iterationsPerRound} sequential round trips per client after ${config.warmupIterations} warm-up; throughput ${config.throughputRounds} batches of ${config.throughputCalls} with ${config.inFlight} in flight.`,
       ],
       seconds: (performance.now() - started) / 1000,

@@ -11,14 +11,14 @@
  *
  * Each figure is the median over interleaved rounds of ns per call, through the tool's own
  * `validateInput` where the SDK has one. The compile cost (once per tool, at `defineTool`) is
- * measured the same way. The SDK is imported from src/ (through tsx), not the bundle: this
+ * measured the same way. The SDK is imported from packages/toolrelay/src/ (through tsx), not the bundle: this
  * suite measures validators, not the SDK's build.
  */
 import { Validator } from "@cfworker/json-schema";
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { z } from "zod";
-import { compileJsonSchemaValidator, defineTool } from "../../src/tools/index.js";
+import { compileJsonSchemaValidator, defineTool } from "../../packages/toolrelay/src/tools/index.js";
 import { orderJsonSchema } from "../../test/fixtures/tool-schemas.js";
 import type { Log, ResultRow, SuiteResult } from "../harness/report-types.js";
 import { ratio, rotate, summarize } from "../harness/stats.js";

@@ -11,14 +11,14 @@
  * - `sidecar+python-async`: a Python host (clients/python/benchmarks/noop_host.py) with an `async` no-op;
  * - `sidecar+python-sync`: the same with a plain function (the library runs it in a thread).
  *
- * The sidecar is the executable bundled from src/sidecar/bin.ts by esbuild, as tsup builds it.
+ * The sidecar is the executable bundled from packages/toolrelay/src/sidecar/bin.ts by esbuild, as tsup builds it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { bodyCodec } from "../../src/sidecar/frame-encoding.js";
-import { FrameReader, frameBytes } from "../../src/sidecar/frame-reader.js";
+import { bodyCodec } from "../../packages/toolrelay/src/sidecar/frame-encoding.js";
+import { FrameReader, frameBytes } from "../../packages/toolrelay/src/sidecar/frame-reader.js";
 import { bundleLikeTsup } from "../harness/build-sdk.js";
 import { BenchChild, REPO_ROOT } from "../harness/child-process.js";
 import { startSdkClient, withDeadline, type BenchClient } from "../harness/clients.js";
@@ -44,7 +44,7 @@ export async function runSidecarBench(config: SidecarBenchConfig, log: Log): Pro
   const runtime = new BenchChild("bench/processes/runtime-side.ts");
   const clients: BenchClient[] = [];
   try {
-    const sidecarCommand = [process.execPath, await bundleLikeTsup("sidecar", "src/sidecar/bin.ts", outdir)];
+    const sidecarCommand = [process.execPath, await bundleLikeTsup("sidecar", "packages/toolrelay/src/sidecar/bin.ts", outdir)];
     const { url } = (await runtime.ready) as unknown as { url: string };
     clients.push(await startSdkClient(url, "toolrelay"));
     clients.push(await startNodeSidecarHost(url, "sidecar+node", sidecarCommand));
@@ -58,7 +58,7 @@ export async function runSidecarBench(config: SidecarBenchConfig, log: Log): Pro
       rows: rows(figures),
       notes: [
         `Runtime side: bench/processes/runtime-side.ts (its own process) sends one \`external_tool_call_request\` at a time to each client and times it until the response arrives; ${config.rounds} rounds rotate over the clients, ${config.iterationsPerRound} round trips each per round after ${config.warmupIterations} warm-up round trips; samples pooled.`,
-        "Baseline: `toolrelay`, a `createSession` in the bench process whose `defineTool` no-op answers `ok`. Candidates: the same session run by `toolrelay-sidecar` (src/sidecar/bin.ts bundled by esbuild as tsup builds it; JSON frames) in its own process, its host answering each `tool_call` with a `tool_result`: a minimal Node host in the bench process (`sidecar+node`: the stdio hop and the frames alone), or the Python library (clients/python, `python3 clients/python/benchmarks/noop_host.py`) with an `async def` no-op (runs on the event loop) or a plain `def` (run in a worker thread by the library).",
+        "Baseline: `toolrelay`, a `createSession` in the bench process whose `defineTool` no-op answers `ok`. Candidates: the same session run by `toolrelay-sidecar` (packages/toolrelay/src/sidecar/bin.ts bundled by esbuild as tsup builds it; JSON frames) in its own process, its host answering each `tool_call` with a `tool_result`: a minimal Node host in the bench process (`sidecar+node`: the stdio hop and the frames alone), or the Python library (clients/python, `python3 clients/python/benchmarks/noop_host.py`) with an `async def` no-op (runs on the event loop) or a plain `def` (run in a worker thread by the library).",
       ],
       seconds: (performance.now() - started) / 1000,
       details: Object.fromEntries([...figures].map(([label, summary]) => [label, { latencyMicros: summary }])),

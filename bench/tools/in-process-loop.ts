@@ -8,7 +8,7 @@
  *   node --cpu-prof --cpu-prof-interval 50 --import tsx bench/tools/in-process-loop.ts 60000
  *   npx tsx bench/tools/cpu-profile-summary.ts CPU.*.cpuprofile 40 sdk.mjs
  *
- * Measures the esbuild bundle (as shipped), like `npm run bench`; `--source` for src/ via tsx.
+ * Measures the esbuild bundle (as shipped), like `npm run bench`; `--source` for packages/toolrelay/src/ via tsx.
  */
 import { buildSdkBundles } from "../harness/build-sdk.js";
 

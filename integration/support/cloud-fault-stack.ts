@@ -5,8 +5,8 @@
  * (test/transport/half-open-proxy.ts). What the listener received is read from its `--debug`
  * output, so a test can count the `input` frames that reached the runtime.
  */
-import type { SessionOptions } from "../../src/index.js";
-import { startRelay, type Relay, type RelayOptions } from "../../src/relay/index.js";
+import type { SessionOptions } from "../../packages/toolrelay/src/index.js";
+import { startRelay, type Relay, type RelayOptions } from "../../packages/relay/src/index.js";
 import { startScriptedModelServer, type ModelScript, type ScriptedModelServer } from "../../test/support/scripted-model-server.js";
 import { startHalfOpenProxy, type HalfOpenProxy } from "../../test/transport/half-open-proxy.js";
 import { startLettaListener, type LettaListener } from "./letta-listener-process.js";

@@ -34,7 +34,7 @@ export async function startCloudStack(options: {
     const model: TsxProcess = startTsxProcess("integration/support/directive-model-main.ts");
     started.push(model);
     const [, modelUrl, modelHandle] = await model.waitForLine(/^Model listening on (\S+) handle (\S+)$/);
-    const relay = startTsxProcess("src/relay/bin.ts", [
+    const relay = startTsxProcess("packages/relay/src/bin.ts", [
       "--port",
       "0",
       "--api-key",

@@ -8,7 +8,14 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions, type ToolCallEndEvent, type TurnResult } from "../../src/index.js";
+import {
+  createSession,
+  defineTool,
+  type Session,
+  type SessionOptions,
+  type ToolCallEndEvent,
+  type TurnResult,
+} from "../../packages/toolrelay/src/index.js";
 import { RELAY_API_KEY, type CloudStack } from "./cloud-stack.js";
 
 /** A folder for ledgers; remove it with `removeLedgers()`. */

@@ -4,7 +4,7 @@
  * One per test file; `stop()` ends all three.
  */
 import OpenAI from "openai";
-import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../src/openai/index.js";
+import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../packages/toolrelay/src/openai/index.js";
 import { startLettaAppServer, type LettaAppServer } from "../../test/support/letta-peer-process.js";
 import { startScriptedModelServer, type ModelScript, type ScriptedModelServer } from "../../test/support/scripted-model-server.js";
 

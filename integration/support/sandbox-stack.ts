@@ -6,8 +6,8 @@
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import type { RelaySandboxInfo } from "../../src/relay/index.js";
-import type { SessionOptions } from "../../src/index.js";
+import type { RelaySandboxInfo } from "../../packages/relay/src/index.js";
+import type { SessionOptions } from "../../packages/toolrelay/src/index.js";
 import { LETTA_BASE_ENV, LETTA_CLI, LETTA_NODE_BINARY, LETTA_PEER_DIR, assertPeerInstalled } from "../../test/support/peer-process.js";
 import { startTsxProcess, type TsxProcess } from "./tsx-process.js";
 
@@ -53,7 +53,7 @@ export async function startSandboxStack(options: { minuteMs?: number; callerCana
     const peerModules = realpathSync(join(LETTA_PEER_DIR, "node_modules"));
     const sandboxEnv = { ...LETTA_BASE_ENV, PATH: "/usr/bin:/bin", LLAMA_CPP_BASE_URL: modelUrl! };
     const relay = startTsxProcess(
-      "src/relay/bin.ts",
+      "packages/relay/src/bin.ts",
       [
         "--port",
         "0",

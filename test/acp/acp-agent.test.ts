@@ -7,8 +7,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClientConnection, PromptResponse } from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startAcpAgent, type AcpAgent, type AcpAgentOptions } from "../../src/acp/index.js";
-import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
+import { startAcpAgent, type AcpAgent, type AcpAgentOptions } from "../../packages/toolrelay/src/acp/index.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type StartScriptedRuntimeOptions,
+} from "../../packages/toolrelay/src/testing/index.js";
 import { until } from "../support/wait.js";
 import { memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
 

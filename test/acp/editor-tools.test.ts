@@ -7,12 +7,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { agent as acpAgent, type AgentConnection, type ClientConnection } from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { bufferHash } from "../../src/acp/editor-buffer.js";
-import { editorChannelFor } from "../../src/acp/editor-capabilities.js";
-import { createEditorTools } from "../../src/acp/editor-tools.js";
-import { WorkingRoots } from "../../src/acp/working-roots.js";
-import type { CallOutcome } from "../../src/calls/index.js";
-import { ToolRegistry, type ClientTool } from "../../src/tools/index.js";
+import { bufferHash } from "../../packages/toolrelay/src/acp/editor-buffer.js";
+import { editorChannelFor } from "../../packages/toolrelay/src/acp/editor-capabilities.js";
+import { createEditorTools } from "../../packages/toolrelay/src/acp/editor-tools.js";
+import { WorkingRoots } from "../../packages/toolrelay/src/acp/working-roots.js";
+import type { CallOutcome } from "../../packages/toolrelay/src/calls/index.js";
+import { ToolRegistry, type ClientTool } from "../../packages/toolrelay/src/tools/index.js";
 import { runTool } from "../support/run-tool.js";
 import { until } from "../support/wait.js";
 import { memoryStreamPair, TestEditor, type TestEditorOptions } from "./support/test-editor.js";
@@ -206,7 +206,7 @@ describe("write_via_editor", () => {
     const { editor, run } = setup();
     const file = path.join(root, "notes.md");
     editor.buffers.set(file, "x");
-    const full = (await import("../../src/acp/editor-buffer.js")).fullBufferHash("x").toUpperCase();
+    const full = (await import("../../packages/toolrelay/src/acp/editor-buffer.js")).fullBufferHash("x").toUpperCase();
     expect((await run("write_via_editor", { path: file, content: "y", expected_hash: full })).kind).toBe("ok");
   });
 

@@ -1,8 +1,8 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { bufferHash, countLines, hashMatches, sliceLines } from "../../src/acp/editor-buffer.js";
-import { presentToolCall } from "../../src/acp/tool-call-presentation.js";
-import { ToolCallReporter } from "../../src/acp/tool-call-reporter.js";
+import { bufferHash, countLines, hashMatches, sliceLines } from "../../packages/toolrelay/src/acp/editor-buffer.js";
+import { presentToolCall } from "../../packages/toolrelay/src/acp/tool-call-presentation.js";
+import { ToolCallReporter } from "../../packages/toolrelay/src/acp/tool-call-reporter.js";
 
 function reporter(maxContentChars?: number) {
   const sent: SessionUpdate[] = [];

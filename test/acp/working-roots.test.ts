@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isInside, WorkingRoots } from "../../src/acp/working-roots.js";
+import { isInside, WorkingRoots } from "../../packages/toolrelay/src/acp/working-roots.js";
 
 let base: string;
 let root: string;

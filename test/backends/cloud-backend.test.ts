@@ -1,8 +1,8 @@
 import { http, HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCloudLink } from "../../src/backends/cloud-backend.js";
-import type { CloudLink } from "../../src/transport/cloud-link.js";
+import { createCloudLink } from "../../packages/toolrelay/src/backends/cloud-backend.js";
+import type { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
 import { FakeStatusRelay, waitFor } from "../transport/cloud-fake-relay.js";
 
 // msw mocks only the Letta REST API, and only while the REST lookup runs: its Node interceptor

@@ -1,10 +1,10 @@
 import { http, HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createCloudLink } from "../../src/backends/cloud-backend.js";
-import { resolveCloudEnvironment } from "../../src/backends/cloud-environment.js";
-import { createLettaRestClient, resolveCloudApiKey } from "../../src/backends/letta-rest-client.js";
-import { isToolrelayError } from "../../src/errors.js";
+import { createCloudLink } from "../../packages/toolrelay/src/backends/cloud-backend.js";
+import { resolveCloudEnvironment } from "../../packages/toolrelay/src/backends/cloud-environment.js";
+import { createLettaRestClient, resolveCloudApiKey } from "../../packages/toolrelay/src/backends/letta-rest-client.js";
+import { isToolrelayError } from "../../packages/toolrelay/src/errors.js";
 
 const baseUrl = "https://api.letta.test";
 const key = "canary-rest-key-93e1";

@@ -6,12 +6,12 @@
 import { http, HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCloudBackend } from "../../src/backends/cloud-backend.js";
-import { resolveSandboxOptions, type CloudSandboxOptions } from "../../src/backends/cloud-sandbox-options.js";
-import { createLettaRestClient } from "../../src/backends/letta-rest-client.js";
-import { ManagedSandbox, type ManagedSandboxContext } from "../../src/backends/managed-sandbox.js";
-import type { ToolrelayError } from "../../src/errors.js";
-import { systemTimers } from "../../src/internal/timers.js";
+import { createCloudBackend } from "../../packages/toolrelay/src/backends/cloud-backend.js";
+import { resolveSandboxOptions, type CloudSandboxOptions } from "../../packages/toolrelay/src/backends/cloud-sandbox-options.js";
+import { createLettaRestClient } from "../../packages/toolrelay/src/backends/letta-rest-client.js";
+import { ManagedSandbox, type ManagedSandboxContext } from "../../packages/toolrelay/src/backends/managed-sandbox.js";
+import type { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
 
 const baseUrl = "https://api.letta.test";
 const key = "canary-sandbox-key-7f2a";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { inputDigest, sameCall, type CallKey } from "../../src/calls/index.js";
-import { canonicalJson } from "../../src/internal/canonical-json.js";
+import { inputDigest, sameCall, type CallKey } from "../../packages/toolrelay/src/calls/index.js";
+import { canonicalJson } from "../../packages/toolrelay/src/internal/canonical-json.js";
 
 const key = (connectionId: string, agentId: string, conversationId: string, toolCallId: string): CallKey => ({
   connectionId,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MAX_LISTED_INPUT_ISSUES, expiredResponse, responseForOutcome, type CallOutcome } from "../../src/calls/index.js";
-import { toolCallResponseBodySchema } from "../../src/wire/index.js";
+import {
+  MAX_LISTED_INPUT_ISSUES,
+  expiredResponse,
+  responseForOutcome,
+  type CallOutcome,
+} from "../../packages/toolrelay/src/calls/index.js";
+import { toolCallResponseBodySchema } from "../../packages/toolrelay/src/wire/index.js";
 
 const respond = (outcome: CallOutcome, safeToRetry = false) => responseForOutcome(outcome, { toolName: "write_file", safeToRetry });
 const textOf = (body: ReturnType<typeof respond>): string => {

@@ -6,7 +6,7 @@
  * would run it a second time).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_INPUTS_PER_TOOL_CALL_ID } from "../../src/calls/index.js";
+import { MAX_INPUTS_PER_TOOL_CALL_ID } from "../../packages/toolrelay/src/calls/index.js";
 import { createHarness, deferredTool, instantTool } from "./table-harness.js";
 
 beforeEach(() => {
@@ -30,7 +30,7 @@ describe(`at most ${MAX_INPUTS_PER_TOOL_CALL_ID} inputs per tool call id`, () =>
     running.resolve("done");
   });
 
-  // Found by the mutation run (src/calls/call-store.ts `add`): the cut checked only the first record
+  // Found by the mutation run (packages/toolrelay/src/calls/call-store.ts `add`): the cut checked only the first record
   // past the bound, so a running record older than a settled one past it was cut with it, and its
   // re-delivery ran the tool a second time (P2). `add` now keeps running records wherever they are.
   it(`nor when it is older than that (${MAX_INPUTS_PER_TOOL_CALL_ID} + 2 inputs after it)`, () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { CallTable } from "../../src/calls/index.js";
-import { ToolCallAbortError } from "../../src/tools/index.js";
-import { defineTool } from "../../src/tools/index.js";
+import { CallTable } from "../../packages/toolrelay/src/calls/index.js";
+import { ToolCallAbortError } from "../../packages/toolrelay/src/tools/index.js";
+import { defineTool } from "../../packages/toolrelay/src/tools/index.js";
 import { callRequest, createHarness, deferredTool, flushMicrotasks, instantTool } from "./table-harness.js";
 
 afterEach(() => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_INPUTS_PER_TOOL_CALL_ID, MAX_REQUEST_IDS_PER_CALL } from "../../src/calls/index.js";
+import { MAX_INPUTS_PER_TOOL_CALL_ID, MAX_REQUEST_IDS_PER_CALL } from "../../packages/toolrelay/src/calls/index.js";
 import { createHarness, deferredTool, flushMicrotasks, instantTool, text } from "./table-harness.js";
 
 beforeEach(() => {

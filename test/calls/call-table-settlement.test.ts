@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { ToolCallAbortError } from "../../src/tools/index.js";
-import { defineTool, errorResult } from "../../src/tools/index.js";
+import { ToolCallAbortError } from "../../packages/toolrelay/src/tools/index.js";
+import { defineTool, errorResult } from "../../packages/toolrelay/src/tools/index.js";
 import { createHarness, deferredTool, flushMicrotasks, instantTool, text } from "./table-harness.js";
 
 beforeEach(() => {

@@ -4,7 +4,7 @@
  * request builders. Uses the global (fake) timers through `systemTimers`.
  */
 import { z } from "zod";
-import { canonicalJson } from "../../src/internal/canonical-json.js";
+import { canonicalJson } from "../../packages/toolrelay/src/internal/canonical-json.js";
 import {
   CallTable,
   inputDigest,
@@ -14,9 +14,9 @@ import {
   type CallRecord,
   type CallRequest,
   type RequestDisposition,
-} from "../../src/calls/index.js";
-import { defineTool, type ClientTool, type ToolAnnotations } from "../../src/tools/index.js";
-import type { ToolCallResponseBody } from "../../src/wire/index.js";
+} from "../../packages/toolrelay/src/calls/index.js";
+import { defineTool, type ClientTool, type ToolAnnotations } from "../../packages/toolrelay/src/tools/index.js";
+import type { ToolCallResponseBody } from "../../packages/toolrelay/src/wire/index.js";
 
 export interface Frame {
   requestId: string;

@@ -16,9 +16,9 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isToolrelayError, type ToolrelayError } from "../../src/errors.js";
-import { mcpTools } from "../../src/mcp/index.js";
-import type { OpenToolSource } from "../../src/tools/index.js";
+import { isToolrelayError, type ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { mcpTools } from "../../packages/toolrelay/src/mcp/index.js";
+import type { OpenToolSource } from "../../packages/toolrelay/src/tools/index.js";
 import { scriptedRuntime, sessionOn } from "../session/session-support.js";
 import { until } from "../support/wait.js";
 

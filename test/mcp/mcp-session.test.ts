@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { mcpTools } from "../../src/mcp/index.js";
+import { mcpTools } from "../../packages/toolrelay/src/mcp/index.js";
 import { scriptedRuntime, sessionOn } from "../session/session-support.js";
 
 const SERVER = new URL("../fixtures/mcp/test-mcp-server.mjs", import.meta.url).pathname;

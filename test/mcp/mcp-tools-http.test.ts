@@ -9,8 +9,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { mcpTools } from "../../src/mcp/index.js";
-import type { ToolCallContext } from "../../src/tools/index.js";
+import { mcpTools } from "../../packages/toolrelay/src/mcp/index.js";
+import type { ToolCallContext } from "../../packages/toolrelay/src/tools/index.js";
 
 let http: Server;
 let url: string;

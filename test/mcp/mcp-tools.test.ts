@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { isToolrelayError, type ToolrelayError } from "../../src/errors.js";
-import { mcpTools } from "../../src/mcp/index.js";
-import type { ClientTool, OpenToolSource, ToolCallContext } from "../../src/tools/index.js";
+import { isToolrelayError, type ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { mcpTools } from "../../packages/toolrelay/src/mcp/index.js";
+import type { ClientTool, OpenToolSource, ToolCallContext } from "../../packages/toolrelay/src/tools/index.js";
 import { letTimePass } from "../support/wait.js";
 
 const SERVER = new URL("../fixtures/mcp/test-mcp-server.mjs", import.meta.url).pathname;

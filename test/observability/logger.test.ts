@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type LogFields, type Logger } from "../../src/index.js";
+import { defineTool, type LogFields, type Logger } from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "../session/session-support.js";
 
 const CANARY = "canary-payload-51c2";

@@ -1,7 +1,7 @@
 /** The observability options take what users have: a pino-shaped logger, an OpenTelemetry tracer. */
 import { trace } from "@opentelemetry/api";
 import { describe, expectTypeOf, it } from "vitest";
-import type { Logger, SessionOptions, TelemetryTracer } from "../../src/index.js";
+import type { Logger, SessionOptions, TelemetryTracer } from "../../packages/toolrelay/src/index.js";
 
 /** pino's log method, as its types declare it (overloads: object and message, or a message). */
 interface PinoLogFn {

@@ -7,7 +7,7 @@ import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/index.js";
+import { defineTool } from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "../session/session-support.js";
 
 const CANARY = "canary-7f3a-payload";

@@ -6,7 +6,7 @@
 import { request as httpRequest } from "node:http";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../src/openai/index.js";
+import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../packages/toolrelay/src/openai/index.js";
 
 const KEY = "edge-key";
 const unreachable = { kind: "local" as const, url: "ws://127.0.0.1:9/ws" };

@@ -7,8 +7,8 @@
  */
 import OpenAI from "openai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../src/openai/index.js";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
+import { startOpenAiBridge, type OpenAiBridge, type OpenAiBridgeOptions } from "../../packages/toolrelay/src/openai/index.js";
+import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../packages/toolrelay/src/testing/index.js";
 import { leaveMidStream } from "../support/leave-mid-stream.js";
 
 const readFile = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseChatRequest } from "../../src/openai/chat-request.js";
+import { parseChatRequest } from "../../packages/toolrelay/src/openai/chat-request.js";
 
 const base = { model: "letta-code", messages: [{ role: "user", content: "hi" }] };
 

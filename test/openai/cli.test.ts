@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { OpenAiCliUsageError, parseOpenAiCliArguments, runOpenAiCli } from "../../src/openai/cli.js";
+import { OpenAiCliUsageError, parseOpenAiCliArguments, runOpenAiCli } from "../../packages/toolrelay/src/openai/cli.js";
 
 const silent = { stdout: () => {}, stderr: () => {} };
 const dir = mkdtempSync(join(tmpdir(), "openai-cli-"));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChatTool } from "../../src/openai/chat-request.js";
-import { ClientCalls } from "../../src/openai/client-calls.js";
+import type { ChatTool } from "../../packages/toolrelay/src/openai/chat-request.js";
+import { ClientCalls } from "../../packages/toolrelay/src/openai/client-calls.js";
 
 const readFile: ChatTool = {
   name: "read_file",

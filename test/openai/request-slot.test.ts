@@ -3,8 +3,8 @@
  * 409 (fake timers: every wait is exact, and no timer is left behind).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { BUSY_GRACE_MS, RequestSlot } from "../../src/openai/request-slot.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { BUSY_GRACE_MS, RequestSlot } from "../../packages/toolrelay/src/openai/request-slot.js";
 
 beforeEach(() => {
   vi.useFakeTimers();

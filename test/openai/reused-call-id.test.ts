@@ -8,8 +8,8 @@
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
-import { startOpenAiBridge } from "../../src/openai/index.js";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
+import { startOpenAiBridge } from "../../packages/toolrelay/src/openai/index.js";
+import { startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../packages/toolrelay/src/testing/index.js";
 
 const readFile = {
   type: "function" as const,

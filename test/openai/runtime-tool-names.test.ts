@@ -8,9 +8,9 @@
 import OpenAI from "openai";
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientToolSet } from "../../src/openai/client-tool-set.js";
-import { startOpenAiBridge } from "../../src/openai/index.js";
-import { startScriptedRuntime, type ScriptedVisibleTool } from "../../src/testing/index.js";
+import { ClientToolSet } from "../../packages/toolrelay/src/openai/client-tool-set.js";
+import { startOpenAiBridge } from "../../packages/toolrelay/src/openai/index.js";
+import { startScriptedRuntime, type ScriptedVisibleTool } from "../../packages/toolrelay/src/testing/index.js";
 
 const opened: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -5,11 +5,11 @@
  * call whose result has not been seen yet.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { ClientCalls } from "../../src/openai/client-calls.js";
-import { ClientToolSet } from "../../src/openai/client-tool-set.js";
-import { ThreadInbox } from "../../src/openai/thread-inbox.js";
-import { Turn } from "../../src/session/turn.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { ClientCalls } from "../../packages/toolrelay/src/openai/client-calls.js";
+import { ClientToolSet } from "../../packages/toolrelay/src/openai/client-tool-set.js";
+import { ThreadInbox } from "../../packages/toolrelay/src/openai/thread-inbox.js";
+import { Turn } from "../../packages/toolrelay/src/session/turn.js";
 import { until } from "../support/wait.js";
 
 const call = (toolCallId: string, path: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeToolName } from "../../src/openai/index.js";
+import { normalizeToolName } from "../../packages/toolrelay/src/openai/index.js";
 
 describe("normalizeToolName", () => {
   it.each([

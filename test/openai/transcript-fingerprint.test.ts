@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ChatMessage } from "../../src/openai/chat-request.js";
-import { requestTail } from "../../src/openai/request-tail.js";
-import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../src/openai/transcript-fingerprint.js";
+import type { ChatMessage } from "../../packages/toolrelay/src/openai/chat-request.js";
+import { requestTail } from "../../packages/toolrelay/src/openai/request-tail.js";
+import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../packages/toolrelay/src/openai/transcript-fingerprint.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", parts: [{ type: "text", text }] });
 const assistant = (text: string, calls: Array<[string, string]> = []): ChatMessage => ({

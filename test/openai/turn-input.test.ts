@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ChatMessage } from "../../src/openai/chat-request.js";
-import { requestTail } from "../../src/openai/request-tail.js";
-import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../src/openai/transcript-fingerprint.js";
-import { buildTurnInput, renderHistory } from "../../src/openai/turn-input.js";
+import type { ChatMessage } from "../../packages/toolrelay/src/openai/chat-request.js";
+import { requestTail } from "../../packages/toolrelay/src/openai/request-tail.js";
+import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "../../packages/toolrelay/src/openai/transcript-fingerprint.js";
+import { buildTurnInput, renderHistory } from "../../packages/toolrelay/src/openai/turn-input.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", parts: [{ type: "text", text }] });
 const NUDGE = "call the client's tools";

@@ -3,9 +3,9 @@
  * time, and a request waits for it at most STOP_WAIT_MS (then a 502), with fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { STOP_WAIT_MS, TurnStop } from "../../src/openai/turn-stop.js";
-import { Turn } from "../../src/session/turn.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { STOP_WAIT_MS, TurnStop } from "../../packages/toolrelay/src/openai/turn-stop.js";
+import { Turn } from "../../packages/toolrelay/src/session/turn.js";
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FairScheduler, type SliceSource } from "../../src/relay/fair-scheduler.js";
+import { FairScheduler, type SliceSource } from "../../packages/relay/src/fair-scheduler.js";
 
 /** A source with `slices` slices of work that records each one it runs. */
 function source(name: string, slices: number, log: string[]): SliceSource {

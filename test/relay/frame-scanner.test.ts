@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FrameScanner, MAX_FRAME_DEPTH, scanFrame } from "../../src/relay/frame-scanner.js";
-import { RelayFrame } from "../../src/relay/relay-frame.js";
+import { FrameScanner, MAX_FRAME_DEPTH, scanFrame } from "../../packages/relay/src/frame-scanner.js";
+import { RelayFrame } from "../../packages/relay/src/relay-frame.js";
 
 const SEED = Number(process.env.TOOLRELAY_SCANNER_SEED ?? 20_251);
 

@@ -1,9 +1,9 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { hostnameOf } from "../../src/relay/relay-auth.js";
-import { silentRelayLogger } from "../../src/relay/relay-options.js";
-import { TenantDirectory } from "../../src/relay/tenant-directory.js";
-import { startRelay } from "../../src/relay/index.js";
+import { hostnameOf } from "../../packages/relay/src/relay-auth.js";
+import { silentRelayLogger } from "../../packages/relay/src/relay-options.js";
+import { TenantDirectory } from "../../packages/relay/src/tenant-directory.js";
+import { startRelay } from "../../packages/relay/src/index.js";
 import { httpJson } from "./support/http-json.js";
 import { recordingLogger, RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
 

@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRelayCliArguments, RelayCliUsageError } from "../../src/relay/index.js";
+import { parseRelayCliArguments, RelayCliUsageError } from "../../packages/relay/src/index.js";
 import { until } from "../support/wait.js";
 import { httpJson } from "./support/http-json.js";
 
-const BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
+const BIN = fileURLToPath(new URL("../../packages/relay/src/bin.ts", import.meta.url));
 const children = new Set<ChildProcess>();
 const folders: string[] = [];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RelayFrame, runtimeKeyOf, stampSeq, FRAGMENT_THRESHOLD } from "../../src/relay/relay-frame.js";
-import { channelForType, isResponseType, startRegistersTools, toolsUpdateRuntimes } from "../../src/relay/relay-routing.js";
+import { RelayFrame, runtimeKeyOf, stampSeq, FRAGMENT_THRESHOLD } from "../../packages/relay/src/relay-frame.js";
+import { channelForType, isResponseType, startRegistersTools, toolsUpdateRuntimes } from "../../packages/relay/src/relay-routing.js";
 
 function frame(body: Record<string, unknown> | string): RelayFrame {
   const result = RelayFrame.read(typeof body === "string" ? body : JSON.stringify(body));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runtimeKeyOf } from "../../src/relay/relay-frame.js";
+import { runtimeKeyOf } from "../../packages/relay/src/relay-frame.js";
 import {
   admitsRuntime,
   bindingFromUrl,
@@ -8,7 +8,7 @@ import {
   mergeBinding,
   OPEN_BINDING,
   refuseStart,
-} from "../../src/relay/runtime-binding.js";
+} from "../../packages/relay/src/runtime-binding.js";
 
 const agentOnly = bindingFromUrl("agent-a", undefined);
 const bound = bindingFromUrl("agent-a", "conv-1");

@@ -1,6 +1,6 @@
 /** The relay CLI's `--sandbox-*` flags. */
 import { describe, expect, it } from "vitest";
-import { parseRelayCliArguments, RelayCliUsageError } from "../../src/relay/index.js";
+import { parseRelayCliArguments, RelayCliUsageError } from "../../packages/relay/src/index.js";
 
 const quiet = { stdout: () => {}, stderr: () => {} };
 

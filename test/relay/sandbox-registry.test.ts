@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startRelay, type Relay, type RelaySandboxInfo, type RelayOptions } from "../../src/relay/index.js";
+import { startRelay, type Relay, type RelaySandboxInfo, type RelayOptions } from "../../packages/relay/src/index.js";
 import { createSandboxProbe, probeReport, type SandboxProbe } from "./support/sandbox-probe.js";
 import { httpJson } from "./support/http-json.js";
 

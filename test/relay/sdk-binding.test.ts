@@ -5,8 +5,8 @@
  * tool calls only, and resumes bound after a reconnect whose URL now names the runtime.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CloudLink } from "../../src/transport/cloud-link.js";
-import type { InboundFrame } from "../../src/wire/index.js";
+import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
+import type { InboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import type { JsonFrame } from "./support/frame-log.js";
 import { RelayFixture, TEST_KEY } from "./support/relay-fixture.js";
 import { until } from "../support/wait.js";

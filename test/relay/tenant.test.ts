@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { silentRelayLogger } from "../../src/relay/relay-options.js";
-import { buildKeyTenants, resolveRelayOptions } from "../../src/relay/resolve-relay-options.js";
-import { Tenant, type UnackedHolder } from "../../src/relay/tenant.js";
+import { silentRelayLogger } from "../../packages/relay/src/relay-options.js";
+import { buildKeyTenants, resolveRelayOptions } from "../../packages/relay/src/resolve-relay-options.js";
+import { Tenant, type UnackedHolder } from "../../packages/relay/src/tenant.js";
 
 function holder(bytes: number, onCut: () => void): UnackedHolder & { bytes: number } {
   return {

@@ -22,14 +22,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session } from "../../src/index.js";
+import { createSession, defineTool, type Session } from "../../packages/toolrelay/src/index.js";
 import {
   startFaultProxy,
   startScriptedRuntime,
   type FaultProxy,
   type ScriptedRuntime,
   type ScriptedTurn,
-} from "../../src/testing/index.js";
+} from "../../packages/toolrelay/src/testing/index.js";
 import { describeSchedule, generateSchedule, playFaults, type ChaosSchedule } from "./support/chaos-schedule.js";
 import { Prng, seedFromEnvironment } from "./support/prng.js";
 import { TIME_SCALE, letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";

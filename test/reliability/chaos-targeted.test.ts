@@ -9,10 +9,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { z } from "zod";
-import { createSession, defineTool, type Session, type SessionOptions } from "../../src/index.js";
-import { startFaultProxy, startScriptedRuntime, type ScriptedRuntime, type ScriptedTurn } from "../../src/testing/index.js";
-import { exponentialBackoff } from "../../src/transport/backoff.js";
-import { LocalLink } from "../../src/transport/local-link.js";
+import { createSession, defineTool, type Session, type SessionOptions } from "../../packages/toolrelay/src/index.js";
+import {
+  startFaultProxy,
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type ScriptedTurn,
+} from "../../packages/toolrelay/src/testing/index.js";
+import { exponentialBackoff } from "../../packages/toolrelay/src/transport/backoff.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { letTimePass, scaled, sleepUnlessAborted, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -10,8 +10,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type ToolCallEndEvent } from "../../src/index.js";
-import { startRelay } from "../../src/relay/index.js";
+import { createSession, defineTool, type ToolCallEndEvent } from "../../packages/toolrelay/src/index.js";
+import { startRelay } from "../../packages/relay/src/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import { startHalfOpenProxy, type ProxyDirection } from "../transport/half-open-proxy.js";
 import { letTimePass, until } from "./support/wait.js";

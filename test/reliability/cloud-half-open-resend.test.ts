@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { z } from "zod";
-import { createSession, defineTool } from "../../src/index.js";
+import { createSession, defineTool } from "../../packages/toolrelay/src/index.js";
 import { startHalfOpenProxy, type ProxyDirection } from "../transport/half-open-proxy.js";
 import { letTimePass, until } from "./support/wait.js";
 

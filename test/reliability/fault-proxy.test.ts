@@ -5,7 +5,7 @@
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
+import { startFaultProxy, type FaultProxy } from "../../packages/toolrelay/src/testing/index.js";
 import { connectClient, startTcpTarget, textOf, type TcpTarget } from "./support/tcp-peers.js";
 import { letTimePass, scaled, until } from "./support/wait.js";
 

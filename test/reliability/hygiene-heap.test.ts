@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_CALL_LIMITS } from "../../src/calls/index.js";
+import { DEFAULT_CALL_LIMITS } from "../../packages/toolrelay/src/calls/index.js";
 import { startLoadRuntime, type LoadRuntime } from "./support/load-runtime.js";
 import { until, within } from "./support/wait.js";
 

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
 import { TIME_SCALE, letTimePass, scaled, until, within } from "./support/wait.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));

@@ -6,8 +6,8 @@
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSession, type Session } from "../../src/index.js";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
+import { createSession, type Session } from "../../packages/toolrelay/src/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
 import { letTimePass } from "./support/wait.js";
 
 const TURNS = Number(process.env.SIGNAL_TURNS ?? 500);

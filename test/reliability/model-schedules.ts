@@ -21,10 +21,10 @@
 import fc from "fast-check";
 import { vi } from "vitest";
 import { z } from "zod";
-import { canonicalJson } from "../../src/internal/canonical-json.js";
-import { CallTable, inputDigest, type CallRecord, type RequestDisposition } from "../../src/calls/index.js";
-import { defineTool } from "../../src/tools/index.js";
-import type { ToolCallResponseBody } from "../../src/wire/index.js";
+import { canonicalJson } from "../../packages/toolrelay/src/internal/canonical-json.js";
+import { CallTable, inputDigest, type CallRecord, type RequestDisposition } from "../../packages/toolrelay/src/calls/index.js";
+import { defineTool } from "../../packages/toolrelay/src/tools/index.js";
+import type { ToolCallResponseBody } from "../../packages/toolrelay/src/wire/index.js";
 
 const SCOPES = ["conversation-a", "conversation-b"] as const;
 const CALL_IDS = 6;

@@ -1,13 +1,13 @@
 /**
  * Mutants of the call table: each re-creates one real mistake at the spot where
- * it would live, as a text patch applied to a COPY of src/ (mutation.test.ts).
- * The model-based schedules must kill every one. Nothing here touches src/.
+ * it would live, as a text patch applied to a COPY of packages/toolrelay/src/ (mutation.test.ts).
+ * The model-based schedules must kill every one. Nothing here touches packages/toolrelay/src/.
  */
 export interface Mutant {
   name: string;
   /** What the mistake is, in words. */
   mistake: string;
-  /** File under src/, the exact text to find (once), and what to put there. */
+  /** File under packages/toolrelay/src/, the exact text to find (once), and what to put there. */
   file: string;
   find: string;
   replace: string;

@@ -1,6 +1,6 @@
 /**
  * Mutation testing of the model-based schedules: for each mutant
- * (mutants.ts), copy src/ and the model suite into a scratch directory, apply
+ * (mutants.ts), copy packages/toolrelay/src/ and the model suite into a scratch directory, apply
  * the patch to the copy, run the suite there in a child process, and require
  * that it fails. The run at which fast-check caught it is printed.
  */
@@ -18,7 +18,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function prepare(name: string): string {
   const copy = path.join(scratch, name);
-  cpSync(path.join(root, "src"), path.join(copy, "src"), { recursive: true });
+  cpSync(path.join(root, "packages", "toolrelay", "src"), path.join(copy, "packages", "toolrelay", "src"), { recursive: true });
   for (const file of ["model-schedules.ts", "model-schedules.test.ts"]) {
     cpSync(path.join(root, "test", "reliability", file), path.join(copy, "test", "reliability", file));
   }
@@ -42,9 +42,12 @@ describe("the model-based schedules kill every mutant of the call table", () => 
     "kills %s",
     (_name, mutant) => {
       const copy = prepare(mutant.name);
-      const file = path.join(copy, "src", mutant.file);
+      const file = path.join(copy, "packages", "toolrelay", "src", mutant.file);
       const source = readFileSync(file, "utf8");
-      expect(source.split(mutant.find), `the mutant's anchor in src/${mutant.file} must appear exactly once`).toHaveLength(2);
+      expect(
+        source.split(mutant.find),
+        `the mutant's anchor in packages/toolrelay/src/${mutant.file} must appear exactly once`,
+      ).toHaveLength(2);
       writeFileSync(file, source.replace(mutant.find, mutant.replace));
       const result = runSuite(copy, 10_000);
       expect(result.status, `mutant ${mutant.name} (${mutant.mistake}) survived 10,000 schedules`).not.toBe(0);

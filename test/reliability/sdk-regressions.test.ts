@@ -9,10 +9,10 @@ import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session } from "../../src/index.js";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { RequestTracker } from "../../src/transport/request-tracker.js";
-import type { RuntimeLink } from "../../src/transport/runtime-link.js";
+import { createSession, defineTool, type Session } from "../../packages/toolrelay/src/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { RequestTracker } from "../../packages/toolrelay/src/transport/request-tracker.js";
+import type { RuntimeLink } from "../../packages/toolrelay/src/transport/runtime-link.js";
 import { letTimePass, until, within } from "./support/wait.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -39,7 +39,7 @@ async function sessionTo(runtime: ScriptedRuntime, tools: Parameters<typeof crea
 
 describe("SDK regressions", () => {
   /*
-   * BUG stale-turn-finished (fixed; was in src/session/session.ts, #onFrame → #turnFor): turn-scoped frames
+   * BUG stale-turn-finished (fixed; was in packages/toolrelay/src/session/session.ts, #onFrame → #turnFor): turn-scoped frames
    * (stream_delta, turn_finished) are matched to the running Turn by runtime scope only. After a
    * reconnect the runtime may still be winding down the previous turn (cancelled when its
    * connection closed); the new connection is already subscribed, so that turn's
@@ -77,7 +77,7 @@ describe("SDK regressions", () => {
 
   /*
    * BUG stale-turn-finished (fixed), variant seen by the chaos suite with the TurnTracker
-   * (src/session/turn-tracker.ts): (1) onLoopStatus returns before #remember when no turn is
+   * (packages/toolrelay/src/session/turn-tracker.ts): (1) onLoopStatus returns before #remember when no turn is
    * active, so the run ids of the previous (cancelled) turn announced between two turns are
    * forgotten; (2) a turn_finished whose run id is unknown ends the active turn even when the
    * runtime answered its input `disposition: "queued"` and nothing showed it started. Here the
@@ -185,8 +185,8 @@ describe("SDK regressions", () => {
   });
 
   /*
-   * BUG early-request-dropped (fixed; was in src/session/session.ts #onReconnected, with CallTable.linkUp in
-   * src/calls/call-table.ts): after a reconnect the session sends runtime_start, awaits its answer,
+   * BUG early-request-dropped (fixed; was in packages/toolrelay/src/session/session.ts #onReconnected, with CallTable.linkUp in
+   * packages/toolrelay/src/calls/call-table.ts): after a reconnect the session sends runtime_start, awaits its answer,
    * and only then calls `table.linkUp({ redeliver: false })`. Until then the table still believes
    * the link is down, so the response to any request that arrives on the NEW socket in that window
    * is held — and linkUp then marks every held response "dropped" (meant for the old socket's
@@ -248,7 +248,7 @@ describe("SDK regressions", () => {
   });
 
   /*
-   * BUG request-promise-never-settles (fixed; was in src/transport/request-tracker.ts, request()): on timeout
+   * BUG request-promise-never-settles (fixed; was in packages/toolrelay/src/transport/request-tracker.ts, request()): on timeout
    * p-timeout rejects the returned promise, but the inner `answer` promise (and p-timeout's
    * `promise.then(resolve, reject)`) never settle: the entry is deleted from #pending without
    * calling its reject. `vitest --detectAsyncLeaks` reports both as PROMISE leaks for every

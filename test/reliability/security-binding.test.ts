@@ -10,11 +10,11 @@ import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { startRelay } from "../../src/relay/index.js";
-import { startScriptedRuntime } from "../../src/testing/index.js";
+import { startRelay } from "../../packages/relay/src/index.js";
+import { startScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
 
 const NON_LOOPBACK_HOSTS = ["0.0.0.0", "::", "0", "192.0.2.10", "example.com", "127.0.0.1.nip.io", "localhost.evil.example"];
-const RELAY_BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
+const RELAY_BIN = fileURLToPath(new URL("../../packages/relay/src/bin.ts", import.meta.url));
 
 /** A non-internal IPv4 address of this machine, if it has one. */
 function externalAddress(): string | undefined {

@@ -16,18 +16,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSession, type Session } from "../../src/index.js";
-import { createSessionOnLink } from "../../src/session/create-session.js";
-import { startScriptedRuntime } from "../../src/testing/index.js";
-import { CloudLink } from "../../src/transport/cloud-link.js";
-import { LocalLink } from "../../src/transport/local-link.js";
+import { createSession, type Session } from "../../packages/toolrelay/src/index.js";
+import { createSessionOnLink } from "../../packages/toolrelay/src/session/create-session.js";
+import { startScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { CANARY, LeakRecorder } from "./support-security/canary.js";
 import { EchoingServer } from "./support-security/echoing-server.js";
 import { rawUpgrade, upgradeHeaders } from "./support-security/raw-upgrade.js";
 import { postJson, SingleSocketListener } from "./support-security/relay-listener.js";
 import { until } from "./support/wait.js";
 
-const RELAY_BIN = fileURLToPath(new URL("../../src/relay/bin.ts", import.meta.url));
+const RELAY_BIN = fileURLToPath(new URL("../../packages/relay/src/bin.ts", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {

@@ -13,10 +13,10 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { startRelay, type Relay } from "../../src/relay/index.js";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { CloudLink } from "../../src/transport/cloud-link.js";
-import { LocalLink } from "../../src/transport/local-link.js";
+import { startRelay, type Relay } from "../../packages/relay/src/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { maskedTextFrame, rawUpgrade, upgradeHeaders } from "./support-security/raw-upgrade.js";
 import { SingleSocketListener } from "./support-security/relay-listener.js";
 

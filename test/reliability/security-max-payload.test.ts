@@ -9,10 +9,10 @@
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { startRelay } from "../../src/relay/index.js";
-import { startScriptedRuntime } from "../../src/testing/index.js";
-import { CloudLink } from "../../src/transport/cloud-link.js";
-import { LocalLink } from "../../src/transport/local-link.js";
+import { startRelay } from "../../packages/relay/src/index.js";
+import { startScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { SingleSocketListener } from "./support-security/relay-listener.js";
 
 const DEFAULT_CAP = 16 * 1024 * 1024;

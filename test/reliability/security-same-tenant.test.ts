@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startRelay, type Relay } from "../../src/relay/index.js";
+import { startRelay, type Relay } from "../../packages/relay/src/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import type { JsonFrame } from "../relay/support/frame-log.js";
 import { RawStatusClient, type RawStatusClientOptions } from "../relay/support/raw-status-client.js";

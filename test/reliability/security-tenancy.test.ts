@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startRelay, type Relay, type RelayRefusal } from "../../src/relay/index.js";
+import { startRelay, type Relay, type RelayRefusal } from "../../packages/relay/src/index.js";
 import { FakeListener, registerListener } from "../relay/support/fake-listener.js";
 import type { JsonFrame } from "../relay/support/frame-log.js";
 import { httpJson } from "../relay/support/http-json.js";

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startRelay, type Relay, type RelayOptions } from "../../src/relay/index.js";
+import { startRelay, type Relay, type RelayOptions } from "../../packages/relay/src/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import { RawStatusClient } from "../relay/support/raw-status-client.js";
 import { partialUpgrade, rawConnection, type RawConnection } from "../relay/support/raw-tcp.js";

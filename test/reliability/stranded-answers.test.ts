@@ -9,9 +9,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type Session } from "../../src/index.js";
-import { startRelay, type Relay } from "../../src/relay/index.js";
-import { startFaultProxy, type FaultProxy } from "../../src/testing/index.js";
+import { createSession, defineTool, type Session } from "../../packages/toolrelay/src/index.js";
+import { startRelay, type Relay } from "../../packages/relay/src/index.js";
+import { startFaultProxy, type FaultProxy } from "../../packages/toolrelay/src/testing/index.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import { letTimePass } from "./support/wait.js";
 

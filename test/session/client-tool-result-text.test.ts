@@ -5,10 +5,10 @@
  * real app-server.
  */
 import { describe, expect, it } from "vitest";
-import { clientToolResultText } from "../../src/session/client-tool-result-text.js";
-import { eventsFromDelta } from "../../src/session/turn-events.js";
-import { clampToolText } from "../../src/tools/index.js";
-import type { StreamDelta, ToolCallResponseBody } from "../../src/wire/index.js";
+import { clientToolResultText } from "../../packages/toolrelay/src/session/client-tool-result-text.js";
+import { eventsFromDelta } from "../../packages/toolrelay/src/session/turn-events.js";
+import { clampToolText } from "../../packages/toolrelay/src/tools/index.js";
+import type { StreamDelta, ToolCallResponseBody } from "../../packages/toolrelay/src/wire/index.js";
 
 /** The runtime's stream copy of a long text (`truncateInterruptToolReturn`: 15,000 + 15,000 and its notice). */
 function runtimeCut(text: string): string {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { CLOSE_DRAIN_MAX_MS, CLOSE_DRAIN_QUIET_MS, CloseDrain } from "../../src/session/close-drain.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { CLOSE_DRAIN_MAX_MS, CLOSE_DRAIN_QUIET_MS, CloseDrain } from "../../packages/toolrelay/src/session/close-drain.js";
 
 beforeEach(() => {
   vi.useFakeTimers();

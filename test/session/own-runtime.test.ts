@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OwnRuntime } from "../../src/session/own-runtime.js";
+import { OwnRuntime } from "../../packages/toolrelay/src/session/own-runtime.js";
 
 const mine = { agent_id: "a", conversation_id: "c" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/index.js";
+import { defineTool } from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
 const echo = defineTool({ name: "echo", description: "Echo", inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text });

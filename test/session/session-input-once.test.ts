@@ -6,8 +6,8 @@
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSession, type Session } from "../../src/index.js";
-import { startFaultProxy } from "../../src/testing/index.js";
+import { createSession, type Session } from "../../packages/toolrelay/src/index.js";
+import { startFaultProxy } from "../../packages/toolrelay/src/testing/index.js";
 
 const RUNTIME = { agent_id: "agent-once", conversation_id: "conv-once" };
 

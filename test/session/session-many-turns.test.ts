@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/index.js";
+import { defineTool } from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

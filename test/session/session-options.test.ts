@@ -5,9 +5,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createSession, defineTool, type SessionOptions, type ToolrelayError } from "../../src/index.js";
+import { createSession, defineTool, type SessionOptions, type ToolrelayError } from "../../packages/toolrelay/src/index.js";
 import { badSessionOptions } from "./bad-session-options.js";
-import { workspacesRoot } from "../../src/session/isolated-workspace.js";
+import { workspacesRoot } from "../../packages/toolrelay/src/session/isolated-workspace.js";
 import { rawRuntime, scriptedRuntime, sessionOn } from "./session-support.js";
 
 const base: SessionOptions = { backend: { kind: "local", url: "ws://127.0.0.1:9/ws" }, agent: { id: "agent-1" } };

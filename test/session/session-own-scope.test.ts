@@ -8,7 +8,13 @@ import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, type ForeignFrameEvent, type Session, type ToolCallRefusedEvent } from "../../src/index.js";
+import {
+  createSession,
+  defineTool,
+  type ForeignFrameEvent,
+  type Session,
+  type ToolCallRefusedEvent,
+} from "../../packages/toolrelay/src/index.js";
 
 const MINE = { agent_id: "agent-mine", conversation_id: "conv-mine" };
 const THEIRS = { agent_id: "agent-theirs", conversation_id: "conv-theirs" };

@@ -1,9 +1,13 @@
 import { afterEach } from "vitest";
 import { WebSocketServer } from "ws";
-import type { Session } from "../../src/index.js";
-import { createSessionOnLink } from "../../src/session/create-session.js";
-import type { LinkSessionOptions } from "../../src/session/session-options.js";
-import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
+import type { Session } from "../../packages/toolrelay/src/index.js";
+import { createSessionOnLink } from "../../packages/toolrelay/src/session/create-session.js";
+import type { LinkSessionOptions } from "../../packages/toolrelay/src/session/session-options.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type StartScriptedRuntimeOptions,
+} from "../../packages/toolrelay/src/testing/index.js";
 
 const runtimes: Array<{ close(): Promise<void> }> = [];
 const sessions: Session[] = [];

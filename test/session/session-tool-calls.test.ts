@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, type ToolCallEndEvent, type TurnEvent } from "../../src/index.js";
-import { LocalLink } from "../../src/transport/local-link.js";
+import { defineTool, type ToolCallEndEvent, type TurnEvent } from "../../packages/toolrelay/src/index.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { until } from "../support/wait.js";
 import { deferred, scriptedRuntime, sessionOn } from "./session-support.js";
 

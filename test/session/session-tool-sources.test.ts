@@ -6,7 +6,14 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool, defineToolSource, type ClientTool, type OpenToolSource, type ToolrelayError } from "../../src/index.js";
+import {
+  createSession,
+  defineTool,
+  defineToolSource,
+  type ClientTool,
+  type OpenToolSource,
+  type ToolrelayError,
+} from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
 const plain = defineTool({ name: "plain_tool", description: "A plain tool", inputSchema: z.object({}), execute: () => "plain" });
@@ -98,7 +105,7 @@ describe("session: tool sources", () => {
     const session = await sessionOn(runtime, { tools: [fake.source] });
     const errors: ToolrelayError[] = [];
     session.on("error", (error) => errors.push(error));
-    const { ToolrelayError: ErrorClass } = await import("../../src/errors.js");
+    const { ToolrelayError: ErrorClass } = await import("../../packages/toolrelay/src/errors.js");
     fake.fail(new ErrorClass("TOOL_SOURCE_FAILED", "fake source exited"));
     expect(errors.map((error) => error.message)).toEqual(["fake source exited"]);
   });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/index.js";
+import { defineTool } from "../../packages/toolrelay/src/index.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 
 describe("turn events are the turn's own", () => {

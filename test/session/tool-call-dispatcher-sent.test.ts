@@ -8,16 +8,16 @@
 import { EventEmitter } from "eventemitter3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { systemTimers } from "../../src/internal/timers.js";
-import { SessionLog } from "../../src/observability/logger.js";
-import { SessionObserver } from "../../src/observability/session-observer.js";
-import { SessionTracing } from "../../src/observability/telemetry.js";
-import { OwnRuntime } from "../../src/session/own-runtime.js";
-import type { SessionEvents } from "../../src/session/session-events.js";
-import { ToolCallDispatcher } from "../../src/session/tool-call-dispatcher.js";
-import { defineTool, ToolRegistry } from "../../src/tools/index.js";
-import type { RuntimeLink } from "../../src/transport/runtime-link.js";
-import type { ExternalToolCallRequestFrame, OutboundFrame } from "../../src/wire/index.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { SessionLog } from "../../packages/toolrelay/src/observability/logger.js";
+import { SessionObserver } from "../../packages/toolrelay/src/observability/session-observer.js";
+import { SessionTracing } from "../../packages/toolrelay/src/observability/telemetry.js";
+import { OwnRuntime } from "../../packages/toolrelay/src/session/own-runtime.js";
+import type { SessionEvents } from "../../packages/toolrelay/src/session/session-events.js";
+import { ToolCallDispatcher } from "../../packages/toolrelay/src/session/tool-call-dispatcher.js";
+import { defineTool, ToolRegistry } from "../../packages/toolrelay/src/tools/index.js";
+import type { RuntimeLink } from "../../packages/toolrelay/src/transport/runtime-link.js";
+import type { ExternalToolCallRequestFrame, OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import { until } from "../support/wait.js";
 
 const scope = { agent_id: "agent-1", conversation_id: "conv-1" };

@@ -6,10 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { Turn, type TurnResult } from "../../src/session/turn.js";
-import { TurnTracker } from "../../src/session/turn-tracker.js";
-import { decodeFrame, type RuntimeScope } from "../../src/wire/index.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { Turn, type TurnResult } from "../../packages/toolrelay/src/session/turn.js";
+import { TurnTracker } from "../../packages/toolrelay/src/session/turn-tracker.js";
+import { decodeFrame, type RuntimeScope } from "../../packages/toolrelay/src/wire/index.js";
 
 interface Entry {
   client: string;

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type ToolrelayError } from "../../src/index.js";
-import { eventsFromDelta } from "../../src/session/turn-events.js";
-import type { StreamDelta } from "../../src/wire/index.js";
+import { defineTool, type ToolrelayError } from "../../packages/toolrelay/src/index.js";
+import { eventsFromDelta } from "../../packages/toolrelay/src/session/turn-events.js";
+import type { StreamDelta } from "../../packages/toolrelay/src/wire/index.js";
 import { fixture } from "../wire/load-fixtures.js";
 import { scriptedRuntime, sessionOn } from "./session-support.js";
 

@@ -1,13 +1,13 @@
 /**
- * Whose end a `turn_finished` is (`TurnOwnership`, src/session/turn-ownership.ts), held by the
+ * Whose end a `turn_finished` is (`TurnOwnership`, packages/toolrelay/src/session/turn-ownership.ts), held by the
  * mutants of it that survived `npm run mutate` (docs/reliability.md, "Mutation testing"): a run
  * that lists several messages, a mapped run listed again without its map entry, the cloud relay's
  * reordering (`event_seq`), a `run_id` of "", forgiving a message not owed, and the three bounds
  * (16 owed messages, 8 held ends, 256 runs; the constants are the module's own).
  */
 import { describe, expect, it } from "vitest";
-import { TurnOwnership } from "../../src/session/turn-ownership.js";
-import type { TurnFinishedFrame, UpdateLoopStatusFrame } from "../../src/wire/index.js";
+import { TurnOwnership } from "../../packages/toolrelay/src/session/turn-ownership.js";
+import type { TurnFinishedFrame, UpdateLoopStatusFrame } from "../../packages/toolrelay/src/wire/index.js";
 
 type LoopStatus = UpdateLoopStatusFrame["loop_status"];
 

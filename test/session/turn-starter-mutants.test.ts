@@ -1,17 +1,17 @@
 /**
- * The input-write path of `TurnStarter` (src/session/turn-starter.ts), held by the mutants of it
+ * The input-write path of `TurnStarter` (packages/toolrelay/src/session/turn-starter.ts), held by the mutants of it
  * that survived `npm run mutate` (docs/reliability.md, "Mutation testing"): the starter alone, on a
  * stand-in link and request tracker whose answers each test chooses, with the real `TurnTracker`
  * (which message the runtime owes an end) and fake timers.
  */
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { CallTable } from "../../src/calls/index.js";
-import { ToolrelayError } from "../../src/errors.js";
-import { systemTimers } from "../../src/internal/timers.js";
-import type { RequestTracker } from "../../src/transport/request-tracker.js";
-import { TurnStarter, type TurnStarterOptions } from "../../src/session/turn-starter.js";
-import { TurnTracker } from "../../src/session/turn-tracker.js";
+import type { CallTable } from "../../packages/toolrelay/src/calls/index.js";
+import { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import type { RequestTracker } from "../../packages/toolrelay/src/transport/request-tracker.js";
+import { TurnStarter, type TurnStarterOptions } from "../../packages/toolrelay/src/session/turn-starter.js";
+import { TurnTracker } from "../../packages/toolrelay/src/session/turn-tracker.js";
 
 const RUNTIME = { agent_id: "agent-1", conversation_id: "conversation-1" };
 

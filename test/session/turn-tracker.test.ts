@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { Turn } from "../../src/session/turn.js";
-import { LOST_END_QUIET_MS, TurnTracker } from "../../src/session/turn-tracker.js";
-import type { StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../../src/wire/index.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { Turn } from "../../packages/toolrelay/src/session/turn.js";
+import { LOST_END_QUIET_MS, TurnTracker } from "../../packages/toolrelay/src/session/turn-tracker.js";
+import type { StreamDeltaFrame, TurnFinishedFrame, UpdateLoopStatusFrame } from "../../packages/toolrelay/src/wire/index.js";
 
 const runtime = { agent_id: "agent-1", conversation_id: "conv-1" };
 

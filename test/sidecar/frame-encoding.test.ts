@@ -1,6 +1,6 @@
 import { Encoder, encode } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
-import { bodyCodec } from "../../src/sidecar/frame-encoding.js";
+import { bodyCodec } from "../../packages/toolrelay/src/sidecar/frame-encoding.js";
 
 describe("frame bodies", () => {
   it("JSON: compact JSON.stringify output, decoded without ever throwing", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FrameReader, frameBytes, type FrameReading } from "../../src/sidecar/frame-reader.js";
+import { FrameReader, frameBytes, type FrameReading } from "../../packages/toolrelay/src/sidecar/frame-reader.js";
 
 const text = (reading: FrameReading): string =>
   reading.kind === "frame" ? Buffer.from(reading.body).toString() : `too-large:${reading.bytes}`;

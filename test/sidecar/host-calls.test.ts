@@ -1,8 +1,13 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { ToolCallAbortError } from "../../src/tools/index.js";
-import { HostCalls, HostToolError, REMEMBERED_FINISHED_CALLS, type HostCallRequest } from "../../src/sidecar/host-calls.js";
-import type { SidecarFrame } from "../../src/sidecar/sidecar-frames.js";
+import { ToolCallAbortError } from "../../packages/toolrelay/src/tools/index.js";
+import {
+  HostCalls,
+  HostToolError,
+  REMEMBERED_FINISHED_CALLS,
+  type HostCallRequest,
+} from "../../packages/toolrelay/src/sidecar/host-calls.js";
+import type { SidecarFrame } from "../../packages/toolrelay/src/sidecar/sidecar-frames.js";
 
 function harness() {
   const sent: SidecarFrame[] = [];

@@ -11,11 +11,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { bodyCodec } from "../../src/sidecar/frame-encoding.js";
-import { frameBytes } from "../../src/sidecar/frame-reader.js";
-import { hostFrameSchemas, type HostFrameType } from "../../src/sidecar/host-frames.js";
-import { sidecarProtocolSchemas } from "../../src/sidecar/index.js";
-import { sidecarFrameSchemas, type SidecarFrameType } from "../../src/sidecar/sidecar-frames.js";
+import { bodyCodec } from "../../packages/toolrelay/src/sidecar/frame-encoding.js";
+import { frameBytes } from "../../packages/toolrelay/src/sidecar/frame-reader.js";
+import { hostFrameSchemas, type HostFrameType } from "../../packages/toolrelay/src/sidecar/host-frames.js";
+import { sidecarProtocolSchemas } from "../../packages/toolrelay/src/sidecar/index.js";
+import { sidecarFrameSchemas, type SidecarFrameType } from "../../packages/toolrelay/src/sidecar/sidecar-frames.js";
 import { exampleFrames } from "./support/example-frames.js";
 
 const folder = fileURLToPath(new URL("../fixtures/sidecar/", import.meta.url));

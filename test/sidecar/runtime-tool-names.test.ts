@@ -5,7 +5,7 @@
  * host. The field is part of the zod schema of `open_session` (an ill-typed one is `invalid_frame`).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedVisibleTool } from "../../src/testing/index.js";
+import { startScriptedRuntime, type ScriptedRuntime, type ScriptedVisibleTool } from "../../packages/toolrelay/src/testing/index.js";
 import { directiveScript, type ToolReturnRecord } from "../fixtures/sidecar/directive-script.js";
 import { inProcessSidecar, type AnyFrame, type FrameHost } from "./support/frame-host.js";
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MIN_MAX_FRAME_BYTES, parseSidecarArguments } from "../../src/sidecar/cli.js";
-import { SIDECAR_VERSION } from "../../src/sidecar/sidecar-version.js";
+import { MIN_MAX_FRAME_BYTES, parseSidecarArguments } from "../../packages/toolrelay/src/sidecar/cli.js";
+import { SIDECAR_VERSION } from "../../packages/toolrelay/src/sidecar/sidecar-version.js";
 
 describe("toolrelay-sidecar arguments", () => {
   it("defaults to JSON, 16 MiB frames, no diagnostics", () => {

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SIDECAR_ERROR_CODES, TURN_FAULTS, sidecarProtocolSchemas } from "../../src/sidecar/index.js";
+import { SIDECAR_ERROR_CODES, TURN_FAULTS, sidecarProtocolSchemas } from "../../packages/toolrelay/src/sidecar/index.js";
 
 const docsUrl = new URL("../../docs/sidecar.md", import.meta.url);
 const START = "<!-- sidecar-schemas:start -->";

@@ -5,9 +5,9 @@
  * MessagePack, and the host's disappearance.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { frameBytes } from "../../src/sidecar/frame-reader.js";
-import { sidecarProtocolSchemas, type Sidecar } from "../../src/sidecar/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { frameBytes } from "../../packages/toolrelay/src/sidecar/frame-reader.js";
+import { sidecarProtocolSchemas, type Sidecar } from "../../packages/toolrelay/src/sidecar/index.js";
 import { directiveScript } from "../fixtures/sidecar/directive-script.js";
 import { inProcessSidecar, type AnyFrame, type FrameHost } from "./support/frame-host.js";
 

@@ -5,8 +5,8 @@
  * one named fault.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import type { Sidecar } from "../../src/sidecar/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import type { Sidecar } from "../../packages/toolrelay/src/sidecar/index.js";
 import { directiveScript, type ToolReturnRecord } from "../fixtures/sidecar/directive-script.js";
 import { inProcessSidecar, type AnyFrame, type FrameHost } from "./support/frame-host.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ToolrelayError } from "../../src/errors.js";
-import type { TurnResult } from "../../src/session/turn.js";
-import { TURN_FAULTS, turnFault, type TurnToolCall } from "../../src/sidecar/turn-fault.js";
+import { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import type { TurnResult } from "../../packages/toolrelay/src/session/turn.js";
+import { TURN_FAULTS, turnFault, type TurnToolCall } from "../../packages/toolrelay/src/sidecar/turn-fault.js";
 
 const result = (stopReason: string, error?: string): TurnResult => ({
   stopReason,

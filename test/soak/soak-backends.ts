@@ -3,9 +3,9 @@
  * path — the reference relay in this process and the real Letta Code listener behind it. Both use
  * one scripted model server playing the {@link SoakModel}. The same seeds run on either.
  */
-import { type ClientTool, createSession, type Session } from "../../src/index.js";
-import { startRelay, type Relay } from "../../src/relay/index.js";
-import { createSessionOnLink } from "../../src/session/create-session.js";
+import { type ClientTool, createSession, type Session } from "../../packages/toolrelay/src/index.js";
+import { startRelay, type Relay } from "../../packages/relay/src/index.js";
+import { createSessionOnLink } from "../../packages/toolrelay/src/session/create-session.js";
 import { startLettaListener, type LettaListener } from "../../integration/support/letta-listener-process.js";
 import { startLettaAppServer, type LettaAppServer } from "../support/letta-peer-process.js";
 import { startScriptedModelServer, type ScriptedModelServer } from "../support/scripted-model-server.js";

@@ -13,7 +13,14 @@
  * the next turn must be right again.
  */
 import { z } from "zod";
-import { type ClientTool, defineTool, errorResult, type Session, type TurnEvent, type TurnResult } from "../../src/index.js";
+import {
+  type ClientTool,
+  defineTool,
+  errorResult,
+  type Session,
+  type TurnEvent,
+  type TurnResult,
+} from "../../packages/toolrelay/src/index.js";
 import { SOAK_TOOL, type SoakModel, soakMessage } from "./soak-model.js";
 import { type ConversationPlan, planConversation, type PlanLimits } from "./soak-plan.js";
 

@@ -1,6 +1,6 @@
 /**
  * A raw `ws` client for the real peer that records every frame both ways, for fixtures and
- * harness tests. Deliberately independent of src/ (no wire/ or transport/ code), so it can
+ * harness tests. Deliberately independent of packages/toolrelay/src/ (no wire/ or transport/ code), so it can
  * check those against the real thing.
  */
 import WebSocket from "ws";

@@ -3,8 +3,8 @@
  * the tool's own input validation, then the callback — without a session: for
  * tests of tools (the table's own preflight is tested through the table).
  */
-import type { CallOutcome } from "../../src/calls/index.js";
-import { executeTool, type ToolCallContext, type ToolRegistry } from "../../src/tools/index.js";
+import type { CallOutcome } from "../../packages/toolrelay/src/calls/index.js";
+import { executeTool, type ToolCallContext, type ToolRegistry } from "../../packages/toolrelay/src/tools/index.js";
 
 export interface RunToolOptions {
   signal?: AbortSignal;

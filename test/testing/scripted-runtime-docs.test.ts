@@ -4,8 +4,8 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
-import { createSession, defineTool } from "../../src/index.js";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult } from "../../src/testing/index.js";
+import { createSession, defineTool } from "../../packages/toolrelay/src/index.js";
+import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult } from "../../packages/toolrelay/src/testing/index.js";
 
 const getWeather = defineTool({
   name: "get_weather",

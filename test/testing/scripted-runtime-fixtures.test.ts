@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
 import { connectClient, inputFrame, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
 
 const FIXTURES = new URL("../fixtures/real-peer/", import.meta.url);
@@ -216,7 +216,7 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
     client.send({ type: "abort_message", request_id: "ab-1", runtime: scope });
     client.send({ type: "runtime_external_tools_update", request_id: "up-1", updates: [{ runtimes: [scope], external_tools: [] }] });
     await client.waitFor((frame) => frame.type === "runtime_external_tools_update_response");
-    const { decodeFrame } = await import("../../src/wire/index.js");
+    const { decodeFrame } = await import("../../packages/toolrelay/src/wire/index.js");
     const problems = client.frames
       .map((frame) => ({ frame, decoded: decodeFrame(JSON.stringify(frame)) }))
       .filter(({ decoded }) => decoded.kind !== "frame")

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime, type ScriptedToolResult, type TurnScript } from "../../src/testing/index.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type ScriptedToolResult,
+  type TurnScript,
+} from "../../packages/toolrelay/src/testing/index.js";
 import { connectClient, inputFrame, letTimePass, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;

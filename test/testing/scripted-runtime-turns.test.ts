@@ -5,7 +5,7 @@ import {
   type ScriptedToolResult,
   type ScriptedTurn,
   type StartScriptedRuntimeOptions,
-} from "../../src/testing/index.js";
+} from "../../packages/toolrelay/src/testing/index.js";
 import {
   connectClient,
   inputFrame,

@@ -6,7 +6,11 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type StartScriptedRuntimeOptions,
+} from "../../packages/toolrelay/src/testing/index.js";
 import {
   connectClient,
   inputFrame,

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startScriptedRuntime, type ScriptedRuntime, type StartScriptedRuntimeOptions } from "../../src/testing/index.js";
+import {
+  startScriptedRuntime,
+  type ScriptedRuntime,
+  type StartScriptedRuntimeOptions,
+} from "../../packages/toolrelay/src/testing/index.js";
 import { connectClient, startFrame, terminateClients, type Frame } from "./scripted-runtime-test-client.js";
 
 let runtime: ScriptedRuntime | undefined;

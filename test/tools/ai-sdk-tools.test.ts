@@ -7,8 +7,8 @@ import { jsonSchema, tool } from "ai";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { executeTool as executeWithCallback, fromAiSdkTools, type ToolCallContext } from "../../src/tools/index.js";
-import type { ClientTool, ExecutionOutcome } from "../../src/tools/index.js";
+import { executeTool as executeWithCallback, fromAiSdkTools, type ToolCallContext } from "../../packages/toolrelay/src/tools/index.js";
+import type { ClientTool, ExecutionOutcome } from "../../packages/toolrelay/src/tools/index.js";
 
 const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallContext): Promise<ExecutionOutcome> =>
   new Promise((resolve) => executeWithCallback(tool, input, callContext, 32_000, (_token, outcome) => resolve(outcome), undefined));

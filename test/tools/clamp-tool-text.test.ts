@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clampToolText, formatCount } from "../../src/tools/index.js";
+import { clampToolText, formatCount } from "../../packages/toolrelay/src/tools/index.js";
 
 /** 40,000 characters where every position is recognisable: "a".."z" repeating. */
 function alphabetText(length: number): string {

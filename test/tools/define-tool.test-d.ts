@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, test } from "vitest";
 import { z } from "zod";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { defineTool, errorResult, ToolRegistry, type ClientTool, type ToolCallContext } from "../../src/tools/index.js";
+import { defineTool, errorResult, ToolRegistry, type ClientTool, type ToolCallContext } from "../../packages/toolrelay/src/tools/index.js";
 
 describe("defineTool types", () => {
   test("execute's input is inferred from the schema's output", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolrelayError } from "../../src/errors.js";
-import { defineTool, isClientTool, type ToolDefinition } from "../../src/tools/index.js";
+import { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { defineTool, isClientTool, type ToolDefinition } from "../../packages/toolrelay/src/tools/index.js";
 
 const base = {
   name: "get_weather",

@@ -8,7 +8,7 @@ import {
   type ExecutionOutcome,
   type ToolCallContext,
   type ToolReturnValue,
-} from "../../src/tools/index.js";
+} from "../../packages/toolrelay/src/tools/index.js";
 
 /** executeTool as a promise (it hands its outcome to a callback). */
 const executeTool = (

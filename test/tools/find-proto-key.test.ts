@@ -4,8 +4,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { findProtoKey } from "../../src/tools/index.js";
-import { formatPath } from "../../src/wire/index.js";
+import { findProtoKey } from "../../packages/toolrelay/src/tools/index.js";
+import { formatPath } from "../../packages/toolrelay/src/wire/index.js";
 
 /** Every path of an own `__proto__` key, by recursion (inputs here are shallow). */
 function allProtoPaths(value: unknown, path: Array<string | number> = []): string[] {

@@ -3,7 +3,7 @@
  * by ajv compiled once — or, with validate: false, not at all.
  */
 import { describe, expect, it } from "vitest";
-import { defineTool, type JsonSchemaObject } from "../../src/tools/index.js";
+import { defineTool, type JsonSchemaObject } from "../../packages/toolrelay/src/tools/index.js";
 import { orderJsonSchema } from "../fixtures/tool-schemas.js";
 
 const orderSchema = { $schema: "https://json-schema.org/draft/2020-12/schema", ...orderJsonSchema } as const satisfies JsonSchemaObject;

@@ -6,8 +6,8 @@
 import { tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isToolrelayError, ToolrelayError } from "../../src/errors.js";
-import { mcpClientTool } from "../../src/mcp/mcp-client-tool.js";
+import { isToolrelayError, ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { mcpClientTool } from "../../packages/toolrelay/src/mcp/mcp-client-tool.js";
 import {
   defineTool,
   fromAiSdkTools,
@@ -15,7 +15,7 @@ import {
   RUNTIME_TOOL_NAMES,
   TOOL_NAME_PATTERN,
   type ToolDefinition,
-} from "../../src/tools/index.js";
+} from "../../packages/toolrelay/src/tools/index.js";
 
 const base = {
   description: "Reads a file",

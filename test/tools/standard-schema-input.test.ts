@@ -7,7 +7,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { toJsonSchema, toStandardJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
-import { defineTool } from "../../src/tools/index.js";
+import { defineTool } from "../../packages/toolrelay/src/tools/index.js";
 import { shipmentValibot } from "../fixtures/tool-schemas.js";
 
 const shipment = shipmentValibot;

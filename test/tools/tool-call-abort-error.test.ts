@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ToolCallAbortError } from "../../src/tools/index.js";
+import { ToolCallAbortError } from "../../packages/toolrelay/src/tools/index.js";
 
 describe("ToolCallAbortError", () => {
   it("names a timeout TimeoutError and says so", () => {

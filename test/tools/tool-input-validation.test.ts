@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, ToolRegistry } from "../../src/tools/index.js";
+import { defineTool, ToolRegistry } from "../../packages/toolrelay/src/tools/index.js";
 import { runTool } from "../support/run-tool.js";
 
 function registryWith() {

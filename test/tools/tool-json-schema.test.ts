@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { toolJsonSchema } from "../../src/tools/index.js";
+import { toolJsonSchema } from "../../packages/toolrelay/src/tools/index.js";
 
 describe("toolJsonSchema", () => {
   const schema = z.object({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { advertisedTimeoutMs, defineTool, ToolRegistry, type ClientTool } from "../../src/tools/index.js";
-import { externalToolsGroupSchema } from "../../src/wire/index.js";
+import { advertisedTimeoutMs, defineTool, ToolRegistry, type ClientTool } from "../../packages/toolrelay/src/tools/index.js";
+import { externalToolsGroupSchema } from "../../packages/toolrelay/src/wire/index.js";
 
 const weather = defineTool({
   name: "get_weather",

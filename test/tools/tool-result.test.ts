@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { errorResult, normalizeToolResult, textResult } from "../../src/tools/index.js";
-import { wireContentBlockSchema } from "../../src/wire/index.js";
+import { errorResult, normalizeToolResult, textResult } from "../../packages/toolrelay/src/tools/index.js";
+import { wireContentBlockSchema } from "../../packages/toolrelay/src/wire/index.js";
 
 const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" } as const;
 

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { TimerHandle, Timers } from "../../src/internal/timers.js";
+import type { TimerHandle, Timers } from "../../packages/toolrelay/src/internal/timers.js";
 import { until } from "../support/wait.js";
 
 export type Channel = "control" | "stream";

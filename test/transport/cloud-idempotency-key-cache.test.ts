@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IdempotencyKeyCache } from "../../src/transport/idempotency-key-cache.js";
+import { IdempotencyKeyCache } from "../../packages/toolrelay/src/transport/idempotency-key-cache.js";
 
 describe("IdempotencyKeyCache", () => {
   it("reports a key as seen only from its second arrival on", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classifyInbound } from "../../src/transport/cloud-inbound-filter.js";
-import { IdempotencyKeyCache } from "../../src/transport/idempotency-key-cache.js";
+import { classifyInbound } from "../../packages/toolrelay/src/transport/cloud-inbound-filter.js";
+import { IdempotencyKeyCache } from "../../packages/toolrelay/src/transport/idempotency-key-cache.js";
 
 describe("classifyInbound", () => {
   it("drops a stream_delta on control, forwards it on stream", () => {

@@ -7,9 +7,9 @@
  * not a millisecond before, and reconnect on a new epoch.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ToolrelayError } from "../../src/errors.js";
-import { startRelay, type Relay } from "../../src/relay/index.js";
-import { CloudLink } from "../../src/transport/cloud-link.js";
+import type { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { startRelay, type Relay } from "../../packages/relay/src/index.js";
+import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
 import { FakeListener } from "../relay/support/fake-listener.js";
 import { letTimePass, until } from "../support/wait.js";
 import { ManualTimers } from "./cloud-fake-relay.js";

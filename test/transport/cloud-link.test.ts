@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isToolrelayError, type ToolrelayError } from "../../src/errors.js";
-import { CloudLink, type CloudLinkOptions } from "../../src/transport/cloud-link.js";
-import type { LinkState } from "../../src/transport/runtime-link.js";
+import { isToolrelayError, type ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { CloudLink, type CloudLinkOptions } from "../../packages/toolrelay/src/transport/cloud-link.js";
+import type { LinkState } from "../../packages/toolrelay/src/transport/runtime-link.js";
 import { FakeStatusRelay, ManualTimers, letTimePass, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
 
 const relays: FakeStatusRelay[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SequenceAckTracker } from "../../src/transport/sequence-ack-tracker.js";
+import { SequenceAckTracker } from "../../packages/toolrelay/src/transport/sequence-ack-tracker.js";
 
 describe("SequenceAckTracker", () => {
   it("acks every numeric seq, duplicates included, in arrival order", () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { EventSequenceGapDetector, type EventSequenceGap } from "../../src/transport/sequence-gap-detector.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { EventSequenceGapDetector, type EventSequenceGap } from "../../packages/toolrelay/src/transport/sequence-gap-detector.js";
 
 function detector(reorderWindowMs = 1_000, maxHoles?: number) {
   const gaps: EventSequenceGap[] = [];

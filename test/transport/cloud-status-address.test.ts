@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { cloudSecrets, cloudStatusHeaders, cloudStatusUrl, normaliseCloudBaseUrl } from "../../src/transport/cloud-status-address.js";
+import {
+  cloudSecrets,
+  cloudStatusHeaders,
+  cloudStatusUrl,
+  normaliseCloudBaseUrl,
+} from "../../packages/toolrelay/src/transport/cloud-status-address.js";
 
 const header = { mode: "header" as const, apiKey: "k e/y" };
 

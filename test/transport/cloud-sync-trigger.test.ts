@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { CloudSyncTrigger } from "../../src/transport/cloud-sync-trigger.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { CloudSyncTrigger } from "../../packages/toolrelay/src/transport/cloud-sync-trigger.js";
 
 function trigger(options: { debounceMs?: number; minIntervalMs?: number; maxIntervalMs?: number; open?: () => boolean } = {}) {
   const sentAt: number[] = [];

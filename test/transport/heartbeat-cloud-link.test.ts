@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ToolrelayError } from "../../src/errors.js";
-import { CloudLink, type CloudLinkOptions } from "../../src/transport/cloud-link.js";
+import type { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { CloudLink, type CloudLinkOptions } from "../../packages/toolrelay/src/transport/cloud-link.js";
 import { FakeStatusRelay, ManualTimers, letTimePass, waitFor, type FakeRelayOptions } from "./cloud-fake-relay.js";
 
 const relays: FakeStatusRelay[] = [];

@@ -3,8 +3,8 @@
  * and with `deadlineFromStart` the deadline is owed from `start()` on. Fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemTimers } from "../../src/internal/timers.js";
-import { HeartbeatWatchdog } from "../../src/transport/heartbeat-watchdog.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { HeartbeatWatchdog } from "../../packages/toolrelay/src/transport/heartbeat-watchdog.js";
 
 type Channel = "control" | "stream";
 

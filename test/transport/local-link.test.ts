@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
-import { LocalLink, normaliseAppServerUrl } from "../../src/transport/local-link.js";
+import { LocalLink, normaliseAppServerUrl } from "../../packages/toolrelay/src/transport/local-link.js";
 import { letTimePass, until } from "../support/wait.js";
 
 interface TestServer {

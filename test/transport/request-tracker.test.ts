@@ -5,11 +5,11 @@
  * promise nobody held: an unhandled rejection that killed the caller's process.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ToolrelayError } from "../../src/errors.js";
-import { startScriptedRuntime, type ScriptedRuntime } from "../../src/testing/index.js";
-import { LocalLink } from "../../src/transport/local-link.js";
-import { RequestTracker } from "../../src/transport/request-tracker.js";
-import type { OutboundFrame } from "../../src/wire/index.js";
+import { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { startScriptedRuntime, type ScriptedRuntime } from "../../packages/toolrelay/src/testing/index.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
+import { RequestTracker } from "../../packages/toolrelay/src/transport/request-tracker.js";
+import type { OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import { letTimePass } from "../support/wait.js";
 
 let runtime: ScriptedRuntime | undefined;

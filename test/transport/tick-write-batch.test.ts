@@ -7,10 +7,10 @@ import { createServer, Socket, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { systemTimers } from "../../src/internal/timers.js";
-import { listenToSocketPair, openSocketPair, sendText } from "../../src/transport/cloud-socket-pair.js";
-import { LocalLink } from "../../src/transport/local-link.js";
-import { TickWriteBatch, beforeWrite } from "../../src/transport/tick-write-batch.js";
+import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
+import { listenToSocketPair, openSocketPair, sendText } from "../../packages/toolrelay/src/transport/cloud-socket-pair.js";
+import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
+import { TickWriteBatch, beforeWrite } from "../../packages/toolrelay/src/transport/tick-write-batch.js";
 import { until } from "../support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];

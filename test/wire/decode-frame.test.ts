@@ -1,6 +1,6 @@
 /** decodeFrame's classification rules: frame, unknown, invalid; envelope extraction. */
 import { describe, expect, it } from "vitest";
-import { decodeFrame, isKnownStreamDelta } from "../../src/wire/index.js";
+import { decodeFrame, isKnownStreamDelta } from "../../packages/toolrelay/src/wire/index.js";
 import { fixture } from "./load-fixtures.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: a test reads a decoded frame's nested fields without declaring every shape

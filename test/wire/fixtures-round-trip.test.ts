@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { checkOutboundFrame, decodeFrame, decodeOutboundFrame, encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
+import {
+  checkOutboundFrame,
+  decodeFrame,
+  decodeOutboundFrame,
+  encodeFrame,
+  type OutboundFrame,
+} from "../../packages/toolrelay/src/wire/index.js";
 import { loadFixtures } from "./load-fixtures.js";
 
 const inbound = loadFixtures("wire/inbound");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { flattenIssues, formatIssues, formatPath } from "../../src/wire/index.js";
+import { flattenIssues, formatIssues, formatPath } from "../../packages/toolrelay/src/wire/index.js";
 
 describe("formatPath", () => {
   it.each([

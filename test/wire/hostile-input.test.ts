@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeFrame, decodeOutboundFrame, inboundFrameSchemasByType, type DecodedFrame } from "../../src/wire/index.js";
+import { decodeFrame, decodeOutboundFrame, inboundFrameSchemasByType, type DecodedFrame } from "../../packages/toolrelay/src/wire/index.js";
 
 function expectWellFormed(decoded: DecodedFrame<unknown>): void {
   expect(["frame", "unknown", "invalid"]).toContain(decoded.kind);

@@ -5,7 +5,7 @@
  * accept are refused by encodeFrame; plus encodeFrame's general guarantees.
  */
 import { describe, expect, it } from "vitest";
-import { encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
+import { encodeFrame, type OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import { expectAccepted, expectRejected, rejection } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 

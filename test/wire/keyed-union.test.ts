@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { formatIssues, keyedUnion } from "../../src/wire/index.js";
+import { formatIssues, keyedUnion } from "../../packages/toolrelay/src/wire/index.js";
 
 const shape = keyedUnion("kind", [
   z.looseObject({ kind: z.literal("circle"), radius: z.number() }),

@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isPlainExternalToolCallRequest } from "../../src/wire/tool-call-frames.js";
-import { decodeFrame, externalToolCallRequestFrameSchema } from "../../src/wire/index.js";
+import { isPlainExternalToolCallRequest } from "../../packages/toolrelay/src/wire/tool-call-frames.js";
+import { decodeFrame, externalToolCallRequestFrameSchema } from "../../packages/toolrelay/src/wire/index.js";
 
 const anyValue = fc.oneof(
   fc.string({ maxLength: 8 }),

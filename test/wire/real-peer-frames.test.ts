@@ -6,7 +6,13 @@
  * strict outbound check (the real peer accepted it).
  */
 import { describe, expect, it } from "vitest";
-import { checkOutboundFrame, decodeFrame, decodeOutboundFrame, isKnownStreamDelta, knownStreamDeltaTypes } from "../../src/wire/index.js";
+import {
+  checkOutboundFrame,
+  decodeFrame,
+  decodeOutboundFrame,
+  isKnownStreamDelta,
+  knownStreamDeltaTypes,
+} from "../../packages/toolrelay/src/wire/index.js";
 import { loadFixtures } from "./load-fixtures.js";
 
 /** Inbound frame types we choose not to model (they decode as `unknown`). */

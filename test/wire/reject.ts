@@ -1,7 +1,7 @@
 /** Test helper: the error `encodeFrame` throws for a frame (fails the test when it does not throw). */
 import { expect } from "vitest";
-import type { ToolrelayError } from "../../src/errors.js";
-import { encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
+import type { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { encodeFrame, type OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 
 export function rejection(frame: unknown): ToolrelayError {
   try {

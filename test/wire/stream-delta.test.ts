@@ -6,7 +6,7 @@ import {
   knownStreamDeltaTypes,
   streamDeltaSchema,
   type StreamDelta,
-} from "../../src/wire/index.js";
+} from "../../packages/toolrelay/src/wire/index.js";
 import { loadFixtures } from "./load-fixtures.js";
 
 const deltaFixtures = loadFixtures("wire/inbound")

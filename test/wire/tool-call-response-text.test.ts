@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeFrame, type ExternalToolCallResponseFrame } from "../../src/wire/index.js";
+import { encodeFrame, type ExternalToolCallResponseFrame } from "../../packages/toolrelay/src/wire/index.js";
 
 const text = fc.string({ unit: "binary", maxLength: 40 });
 const block = fc.oneof(

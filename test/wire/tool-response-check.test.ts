@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkToolCallResponseFrame, externalToolCallResponseFrameSchema } from "../../src/wire/index.js";
+import { checkToolCallResponseFrame, externalToolCallResponseFrameSchema } from "../../packages/toolrelay/src/wire/index.js";
 
 const anything = fc.oneof(
   fc.string({ maxLength: 5 }),

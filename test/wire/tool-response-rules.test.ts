@@ -4,7 +4,7 @@
  * the shapes whose content the runtime would silently throw away.
  */
 import { describe, expect, it } from "vitest";
-import { encodeFrame, type OutboundFrame } from "../../src/wire/index.js";
+import { encodeFrame, type OutboundFrame } from "../../packages/toolrelay/src/wire/index.js";
 import { expectAccepted, expectRejected, rejection } from "./reject.js";
 import { fixture } from "./load-fixtures.js";
 

@@ -6,8 +6,8 @@
  * usable result is invalid with a message that says why.
  */
 import { describe, expect, it } from "vitest";
-import { decodeFrame, streamDeltaSchema } from "../../src/wire/index.js";
-import { toolReturnsOf, toolReturnText } from "../../src/wire/tool-returns.js";
+import { decodeFrame, streamDeltaSchema } from "../../packages/toolrelay/src/wire/index.js";
+import { toolReturnsOf, toolReturnText } from "../../packages/toolrelay/src/wire/tool-returns.js";
 import { fixture } from "./load-fixtures.js";
 
 const fromSource = fixture("runtime-source", "tool-return-message-backend-streamed-from-runtime-source") as {

@@ -13,8 +13,8 @@ import type {
   StreamDelta,
   ToolCallResponseBody,
   WireContentBlock,
-} from "../../src/wire/index.js";
-import { decodeFrame, encodeFrame, isKnownStreamDelta } from "../../src/wire/index.js";
+} from "../../packages/toolrelay/src/wire/index.js";
+import { decodeFrame, encodeFrame, isKnownStreamDelta } from "../../packages/toolrelay/src/wire/index.js";
 
 describe("wire types", () => {
   it("match the shared contract", () => {

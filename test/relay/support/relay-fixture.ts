@@ -2,7 +2,7 @@
  * Per-test relay fixture: starts a relay on 127.0.0.1:0 and tracks every client the test
  * opens, so one `cleanup()` in `afterEach` closes them all.
  */
-import { startRelay, type Relay, type RelayEvents, type RelayLogger, type RelayOptions } from "../../../src/relay/index.js";
+import { startRelay, type Relay, type RelayEvents, type RelayLogger, type RelayOptions } from "../../../packages/relay/src/index.js";
 import { FakeListener, type FakeListenerMode } from "./fake-listener.js";
 import { until } from "../../support/wait.js";
 import { RawStatusClient, type RawStatusClientOptions } from "./raw-status-client.js";

@@ -1,5 +1,5 @@
 /**
- * The relay CLI (src/relay/bin.ts through tsx) in its own process, with a keys file of tenants,
+ * The relay CLI (packages/relay/src/bin.ts through tsx) in its own process, with a keys file of tenants,
  * for tests that measure the relay from outside (memory, floods): its address, its stats through
  * the `/_relay/stats` test hook, and a clean stop. `TOOLRELAY_RELAY_NODE_FLAGS` adds node flags
  * to it (e.g. `--cpu-prof` while investigating).
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { httpJson } from "./http-json.js";
 
-const BIN = fileURLToPath(new URL("../../../src/relay/bin.ts", import.meta.url));
+const BIN = fileURLToPath(new URL("../../../packages/relay/src/bin.ts", import.meta.url));
 const NODE_FLAGS = process.env.TOOLRELAY_RELAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 
 export interface RelayStatsAnswer {

@@ -9,7 +9,7 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { RelaySandboxOptions } from "../../../src/relay/index.js";
+import type { RelaySandboxOptions } from "../../../packages/relay/src/index.js";
 
 const PROBE_SOURCE = String.raw`
 const fs = require("node:fs");

@@ -4,7 +4,7 @@
  * meanwhile (resets, FIN closes, blackholes, paused reads, refused reconnects,
  * latency, byte-by-byte delivery), all drawn from one seeded PRNG.
  */
-import type { FaultProxy } from "../../../src/testing/index.js";
+import type { FaultProxy } from "../../../packages/toolrelay/src/testing/index.js";
 import type { Prng } from "./prng.js";
 
 export type FaultKind = "reset" | "closeAll" | "blackhole" | "pauseReading" | "refuseNew" | "latency" | "byteByByte";

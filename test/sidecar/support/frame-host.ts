@@ -8,11 +8,11 @@
 import type { Readable, Writable } from "node:stream";
 import { PassThrough } from "node:stream";
 import { afterEach } from "vitest";
-import { bodyCodec, type SidecarEncoding } from "../../../src/sidecar/frame-encoding.js";
-import { FrameReader, frameBytes } from "../../../src/sidecar/frame-reader.js";
-import { sidecarFrameSchemas, type SidecarFrameType } from "../../../src/sidecar/sidecar-frames.js";
-import { startSidecar, type Sidecar, type SidecarOptions } from "../../../src/sidecar/sidecar.js";
-import { formatIssues } from "../../../src/wire/format-issues.js";
+import { bodyCodec, type SidecarEncoding } from "../../../packages/toolrelay/src/sidecar/frame-encoding.js";
+import { FrameReader, frameBytes } from "../../../packages/toolrelay/src/sidecar/frame-reader.js";
+import { sidecarFrameSchemas, type SidecarFrameType } from "../../../packages/toolrelay/src/sidecar/sidecar-frames.js";
+import { startSidecar, type Sidecar, type SidecarOptions } from "../../../packages/toolrelay/src/sidecar/sidecar.js";
+import { formatIssues } from "../../../packages/toolrelay/src/wire/format-issues.js";
 
 const hosts: FrameHost[] = [];
 

@@ -1,11 +1,11 @@
 /**
- * `toolrelay/relay`: a reference status relay that does what Letta Cloud's relay does for
+ * `@toolrelay/relay`: a reference status relay that does what Letta Cloud's relay does for
  * external tools — registration and sockets for the Letta Code listener, status sockets with
  * `seq`/ack redelivery for SDK clients, and outstanding tool calls remembered until answered —
  * as a multi-tenant service with a bound on everything a client can make it hold.
  * See docs/relay.md.
  *
- * @module toolrelay/relay
+ * @module @toolrelay/relay
  */
 export { startRelay } from "./relay-server.js";
 export type { Relay, DropSdkSocketsOptions, RelayStats } from "./relay.js";

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { isToolrelayError } from "../errors.js";
+import { isToolrelayError } from "toolrelay/protocol";
 import type { Relay } from "./relay.js";
 import { startRelay } from "./relay-server.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { TimerHandle, Timers } from "../internal/timers.js";
+import type { TimerHandle, Timers } from "toolrelay/protocol";
 import type { RelayLogger } from "./relay-options.js";
 import { sandboxCommand, type SandboxLayout } from "./sandbox-isolation.js";
 import type { ResolvedSandboxOptions } from "./sandbox-options.js";

@@ -13,6 +13,7 @@ const shared: Options = {
   platform: "node",
   splitting: true,
   treeshake: true,
+  tsconfig: "tsconfig.build.json",
   // p-timeout is ESM-only: bundled, so the CommonJS build loads under Jest 30 and plain
   // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason
   // (tsup bundles devDependencies anyway; this line says so on purpose). The consumer test's Jest
@@ -23,8 +24,7 @@ const shared: Options = {
 const entries = {
   index: "src/index.ts",
   "testing/index": "src/testing/index.ts",
-  "relay/index": "src/relay/index.ts",
-  "relay/bin": "src/relay/bin.ts",
+  "protocol/index": "src/protocol/index.ts",
   "mcp/index": "src/mcp/index.ts",
   "sidecar/index": "src/sidecar/index.ts",
   "sidecar/bin": "src/sidecar/bin.ts",

@@ -17,7 +17,7 @@ export type BackendOptions = LocalBackendOptions | CloudBackendOptions;
 /**
  * Not public: a link built by the caller, for this repository's own tests and benchmarks (no
  * socket, a fault-injecting link, a second controller on the same connection). Only
- * `createSessionOnLink` (src/session/create-session.ts) takes it; see CONTRIBUTING.md.
+ * `createSessionOnLink` (packages/toolrelay/src/session/create-session.ts) takes it; see CONTRIBUTING.md.
  */
 export interface LinkBackendOptions {
   kind: "link";

@@ -5,7 +5,7 @@
  * its owner's answer reaches the listener. A call with no owner waits (bounded by
  * `unownedCallTimeoutMs`); then the listener gets an `external_tool_call_response` with an error.
  */
-import { unrefTimer, type Timers } from "../internal/timers.js";
+import { unrefTimer, type Timers } from "toolrelay/protocol";
 import { OutstandingCalls, type OutstandingCall } from "./outstanding-calls.js";
 import { RelayFrame } from "./relay-frame.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";

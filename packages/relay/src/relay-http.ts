@@ -4,7 +4,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { parseJson } from "../internal/safe-json.js";
+import { parseJson } from "toolrelay/protocol";
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

@@ -33,7 +33,7 @@ export interface SessionParts {
   expectedRuntime: RuntimeScope | undefined;
   /** Releases what the backend and workspace set up (spawned server, scratch dir). */
   dispose(): Promise<void>;
-  /** The session's log and tracer (src/observability). */
+  /** The session's log and tracer (packages/toolrelay/src/observability). */
   observer: SessionObserver;
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
   onRuntime?(runtime: RuntimeScope): void;

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { EventEmitter } from "eventemitter3";
 import { type WebSocket, WebSocketServer } from "ws";
-import { ToolrelayError } from "../errors.js";
+import { ToolrelayError } from "toolrelay/protocol";
 import { ConnectionGuard } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
 import { ListenerRegistry } from "./listener-registry.js";

@@ -7,7 +7,7 @@
  */
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
+import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
 import type { RelayLogger } from "./relay-options.js";
 
 export interface ConnectionGuardOptions {

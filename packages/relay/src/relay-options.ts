@@ -3,7 +3,7 @@
  * one of these options; {@link resolveRelayOptions} (resolve-relay-options.ts) checks them.
  * See docs/relay.md "Bounds".
  */
-import type { Timers } from "../internal/timers.js";
+import type { Timers } from "toolrelay/protocol";
 import type { RelaySandboxOptions, ResolvedSandboxOptions } from "./sandbox-options.js";
 
 /** How the relay asks the listener to connect (the `supports*` flags of the register answer). */

@@ -2,8 +2,8 @@
  * Turns user options into a complete, validated set: every default in one place, every bound
  * an integer in range, and the key → tenant map built from `apiKeys` and `tenants`.
  */
-import { ToolrelayError } from "../errors.js";
-import { systemTimers } from "../internal/timers.js";
+import { ToolrelayError } from "toolrelay/protocol";
+import { systemTimers } from "toolrelay/protocol";
 import { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
 import { resolveSandboxOptions } from "./sandbox-options.js";
 

@@ -6,7 +6,7 @@
  * told to stop reading its SDK sockets (`onCongestion`) until half of it has drained.
  */
 import { WebSocket } from "ws";
-import type { Timers } from "../internal/timers.js";
+import type { Timers } from "toolrelay/protocol";
 import type { FairScheduler } from "./fair-scheduler.js";
 import { InboundQueue } from "./inbound-queue.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";

@@ -12,13 +12,7 @@
  * - `GET /v1/sandboxes/{sandboxId}` → the sandbox as the relay sees it
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  GITHUB_COMMIT,
-  GITHUB_OWNER,
-  GITHUB_REPO,
-  MAX_GITHUB_REPOSITORIES,
-  SANDBOX_TTL_MINUTES,
-} from "../backends/cloud-sandbox-options.js";
+import { GITHUB_COMMIT, GITHUB_OWNER, GITHUB_REPO, MAX_GITHUB_REPOSITORIES, SANDBOX_TTL_MINUTES } from "toolrelay/protocol";
 import type { RelayEmit } from "./relay-events.js";
 import { readJsonBody, sendError, sendJson } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";

@@ -4,7 +4,7 @@
  * of either endpoint, terminating one that did not answer the previous ping with a pong.
  */
 import type { WebSocket, WebSocketServer } from "ws";
-import { unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
+import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
 
 export interface RelayHeartbeatOptions {
   timers: Timers;

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, realpathSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { ToolrelayError } from "../errors.js";
+import { ToolrelayError } from "toolrelay/protocol";
 
 /** `"namespace"`: own user, mount and PID namespaces; `"none"`: a plain child process. */
 export type SandboxIsolation = "namespace" | "none";

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
-import { unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
+import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
 import type { InboundQueue } from "./inbound-queue.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import { stampSeq, type RelayFrame, type StampedFrame } from "./relay-frame.js";

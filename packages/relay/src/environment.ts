@@ -5,7 +5,7 @@
  * environment has when it arrives.
  */
 import type { WebSocket } from "ws";
-import { unrefTimer, type TimerHandle } from "../internal/timers.js";
+import { unrefTimer, type TimerHandle } from "toolrelay/protocol";
 import type { FairScheduler } from "./fair-scheduler.js";
 import { ListenerConnection, type ListenerSocketParams } from "./listener-connection.js";
 import type { RelayEmit, RelayEnvironmentInfo } from "./relay-events.js";

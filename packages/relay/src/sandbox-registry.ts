@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { unrefTimer, type TimerHandle } from "../internal/timers.js";
+import { unrefTimer, type TimerHandle } from "toolrelay/protocol";
 import type { DeviceGuard, ListenerRegistry } from "./listener-registry.js";
 import type { RelayEmit, RelaySandboxInfo, SandboxReapReason } from "./relay-events.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";

@@ -3,7 +3,7 @@
  * listener never re-sends such a request, so the relay keeps it until the answer passes through
  * — across listener reconnects and SDK reconnects — bounded by the tenant's cap and by age.
  */
-import type { TimerHandle, Timers } from "../internal/timers.js";
+import type { TimerHandle, Timers } from "toolrelay/protocol";
 import type { RelayFrame } from "./relay-frame.js";
 import type { RelayLogger } from "./relay-options.js";
 import type { SdkSession } from "./sdk-session.js";
