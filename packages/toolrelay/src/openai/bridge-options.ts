@@ -5,7 +5,6 @@
  */
 import type { Timers } from "../internal/timers.js";
 import type { AgentOptions, BackendOptions, SessionOptions } from "../session/session-options.js";
-import type { startOpenAiBridge } from "./openai-bridge.js";
 
 /** Who runs the tools a chat request declares. */
 export type ToolExecution = "client" | "runtime";

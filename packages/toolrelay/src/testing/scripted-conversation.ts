@@ -4,9 +4,14 @@
  * pending approvals.
  */
 import type { LoopSnapshot, LoopStatus, QueueItemSnapshot } from "./scripted-frames.js";
-import type { ApprovalAnswer } from "./scripted-turn-host.js";
-import type { ScriptedTurnSession } from "./scripted-turn.js";
 import type { ScriptedPermissionMode, ScriptedRuntimeScope } from "./scripted-runtime-types.js";
+
+/** The client's answer to a `control_request`. */
+export type ApprovalAnswer =
+  | { kind: "allow"; updatedInput?: Record<string, unknown> }
+  | { kind: "deny"; message: string }
+  /** The turn was aborted, or its connection closed, while the request was pending. */
+  | { kind: "cancelled" };
 
 /** An accepted `create_message` input waiting for (or driving) a turn. */
 export interface InputItem {
@@ -22,7 +27,8 @@ export interface ActiveTurn {
   readonly controller: AbortController;
   /** The connection driving the turn; passes to another subscriber when it closes. */
   connectionId: string;
-  session?: ScriptedTurnSession;
+  /** The turn's `ScriptedTurnSession` once it runs: the core reads the run it is on (an abort names it). */
+  session?: { readonly lastRunId: string | undefined };
 }
 
 export interface PendingApproval {

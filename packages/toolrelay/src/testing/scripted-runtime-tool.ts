@@ -10,8 +10,20 @@
 import { lifecycleDelta, toolReturnDelta } from "./scripted-frames.js";
 import { plainFailure } from "./scripted-tool-result.js";
 import type { ScriptedToolResult } from "./scripted-runtime-types.js";
-import type { ScriptedTurnSession } from "./scripted-turn.js";
-import { INTERRUPTED_BY_USER, type Decision } from "./scripted-turn-start.js";
+import type { TurnHost } from "./scripted-turn-host.js";
+import { INTERRUPTED_BY_USER, type Decision, type Proposal } from "./scripted-turn-start.js";
+
+/**
+ * What running a runtime tool uses of its turn (`ScriptedTurnSession` has it). Named here, not
+ * imported from scripted-turn.ts, which imports this file: no import cycle, not even of types.
+ */
+export interface RuntimeToolTurn {
+  readonly host: TurnHost;
+  readonly signal: AbortSignal;
+  propose(specs: Decision["spec"][]): Promise<Proposal | undefined>;
+  emitDelta(delta: Record<string, unknown>): void;
+  ensureStep(): void;
+}
 
 export interface RuntimeToolOptions {
   /** `error` for a failing tool. Default `success`. */
@@ -33,7 +45,7 @@ export function outputSnapshots(output: string): string[] {
 }
 
 export async function runRuntimeTool(
-  turn: ScriptedTurnSession,
+  turn: RuntimeToolTurn,
   spec: Decision["spec"],
   output: string,
   options: RuntimeToolOptions,

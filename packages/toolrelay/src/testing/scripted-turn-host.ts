@@ -2,19 +2,15 @@
  * What a scripted turn needs from the runtime around it. Implemented by the
  * runtime core; kept as an interface so the turn API stays small and testable.
  */
-import type { ActiveTurn, ScriptedConversation } from "./scripted-conversation.js";
+import type { Timers } from "../internal/timers.js";
+import type { ScriptedCallTable } from "./scripted-call-table.js";
+import type { ScriptedConnection } from "./scripted-connection.js";
+import type { ActiveTurn, ApprovalAnswer, ScriptedConversation } from "./scripted-conversation.js";
 import type { LoopStatus } from "./scripted-frames.js";
-import type { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
 import { subagentStateFrame } from "./scripted-frames.js";
+import type { ScriptedRuntimeState } from "./scripted-runtime-state.js";
 import { externalFailure } from "./scripted-tool-result.js";
-import type { ScriptedPermissionMode, ScriptedToolResult, ScriptedVisibleTool } from "./scripted-runtime-types.js";
-
-/** The client's answer to a `control_request`. */
-export type ApprovalAnswer =
-  | { kind: "allow"; updatedInput?: Record<string, unknown> }
-  | { kind: "deny"; message: string }
-  /** The turn was aborted, or its connection closed, while the request was pending. */
-  | { kind: "cancelled" };
+import type { ScriptedPermissionMode, ScriptedRuntimeScope, ScriptedToolResult, ScriptedVisibleTool } from "./scripted-runtime-types.js";
 
 export interface TurnHost {
   /** Emit a runtime event (envelope added per socket) to the runtime's subscribers. */
@@ -44,8 +40,26 @@ export interface TurnHost {
   now(): number;
 }
 
+/**
+ * What {@link createTurnHost} uses of the runtime core (`ScriptedRuntimeCore` has all of it). Named
+ * here, not imported from the core, which imports this file: no import cycle, not even of types.
+ */
+export interface TurnHostRuntime {
+  readonly closed: boolean;
+  readonly state: Pick<ScriptedRuntimeState, "isStillRegistered">;
+  readonly calls: Pick<ScriptedCallTable, "start" | "redeliver" | "records">;
+  readonly connections: ReadonlyMap<string, ScriptedConnection>;
+  readonly options: { readonly timers: Pick<Timers, "now"> };
+  emit(scope: ScriptedRuntimeScope, message: Record<string, unknown>): void;
+  deviceStatus(conversation: ScriptedConversation): Record<string, unknown>;
+  setLoop(conversation: ScriptedConversation, status: LoopStatus, activeRunIds: readonly string[], executing?: readonly string[]): void;
+  nextRunId(conversation: ScriptedConversation, clientMessageIds: readonly string[]): string;
+  nextMessageId(prefix: string): string;
+  flush(): Promise<void>;
+}
+
 /** The host of one turn: everything goes to the turn's conversation on `core`. */
-export function createTurnHost(core: ScriptedRuntimeCore, conversation: ScriptedConversation, active: ActiveTurn): TurnHost {
+export function createTurnHost(core: TurnHostRuntime, conversation: ScriptedConversation, active: ActiveTurn): TurnHost {
   const scope = conversation.scope;
   const deviceStatus = (): void => core.emit(scope, core.deviceStatus(conversation));
   return {

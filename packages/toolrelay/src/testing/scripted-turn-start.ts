@@ -32,6 +32,12 @@ export interface Decision {
   denial?: string;
 }
 
+/** The decisions of one approval step, and the run it ended. */
+export interface Proposal {
+  decisions: Decision[];
+  runId: string;
+}
+
 /** Text of the last user message: string content, or its text parts joined with "\n". */
 export function lastUserText(messages: readonly unknown[]): string {
   for (let index = messages.length - 1; index >= 0; index--) {

@@ -22,8 +22,16 @@ import {
 import { runRuntimeTool, type RuntimeToolOptions } from "./scripted-runtime-tool.js";
 import { ScriptedSubagentStream } from "./scripted-subagent.js";
 import { plainFailure } from "./scripted-tool-result.js";
-import { INTERRUPTED_BY_USER, ScriptedTurnFailure, lastUserText, type Decision, type TurnStart } from "./scripted-turn-start.js";
-import type { TurnHost, ApprovalAnswer } from "./scripted-turn-host.js";
+import {
+  INTERRUPTED_BY_USER,
+  ScriptedTurnFailure,
+  lastUserText,
+  type Decision,
+  type Proposal,
+  type TurnStart,
+} from "./scripted-turn-start.js";
+import type { ApprovalAnswer } from "./scripted-conversation.js";
+import type { TurnHost } from "./scripted-turn-host.js";
 import type {
   ScriptedRuntimeScope,
   ScriptedSubagent,
@@ -124,7 +132,7 @@ export class ScriptedTurnSession implements ScriptedTurn {
    * with `requires_approval`, approval classification, then (unless unrestricted) one
    * `control_request` after another. `undefined` when the turn was cancelled meanwhile.
    */
-  async propose(specs: Decision["spec"][]): Promise<{ decisions: Decision[]; runId: string } | undefined> {
+  async propose(specs: Decision["spec"][]): Promise<Proposal | undefined> {
     this.ensureStep();
     const runId = this.runId;
     const decisions: Decision[] = specs.map((spec) => {
