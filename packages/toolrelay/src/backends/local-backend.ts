@@ -1,6 +1,7 @@
 import { ToolrelayError } from "../errors.js";
 import type { Timers } from "../internal/timers.js";
 import { LocalLink, type LocalLinkOptions } from "../transport/local-link.js";
+import { checkAppServerVersion, explainSpawnFailure } from "./letta-code-version.js";
 import { spawnLettaServer, type SpawnLettaServerOptions, type SpawnedLettaServer } from "./spawn-letta-server.js";
 
 /**
@@ -34,9 +35,11 @@ export async function createLocalBackend(options: LocalBackendOptions, timers: T
   let server: SpawnedLettaServer | undefined;
   let url = options.url;
   if (options.spawn !== undefined) {
-    server = await spawnLettaServer(options.spawn === true ? {} : options.spawn, timers);
+    const spawnOptions = options.spawn === true ? {} : options.spawn;
+    server = await spawnLettaServer(spawnOptions, timers).catch(explainSpawnFailure(spawnOptions, timers));
     url = server.url;
   }
+  await checkAppServerVersion(url!, options, timers, server);
   const { kind: _kind, spawn: _spawn, url: _url, ...linkOptions } = options;
   const link = new LocalLink({ ...linkOptions, url: url!, timers });
   return {
