@@ -71,6 +71,25 @@ describe("parseChatRequest", () => {
       /messages\[0\]\.tool_call_id/,
     ],
     [
+      "a tool message with no assistant message before it",
+      { model: "m", messages: [{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "c1", content: "x" }] },
+      "unknown_tool_call",
+      /messages\[1\]: the tool message answers the call "c1", but there is no assistant message with tool_calls before it/,
+    ],
+    [
+      "a tool message for no call of the assistant message before it",
+      {
+        model: "m",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "c2", content: "x" },
+        ],
+      },
+      "unknown_tool_call",
+      /messages\[2\]: the tool message answers the call "c2", but it is not a call of the assistant message before it \(messages\[1\] has "c1"\)/,
+    ],
+    [
       "an audio part",
       { model: "m", messages: [{ role: "user", content: [{ type: "input_audio", input_audio: {} }] }] },
       "invalid_request",

@@ -3,7 +3,9 @@
  * {@link ChatRequest}: one message type per role, text flattened, tool names normalised
  * (tool-names.ts). Fields the bridge has no use for (`temperature`, `max_tokens`, ...) are
  * accepted and ignored: the agent's own model settings decide. What it cannot honour is refused
- * with a 400 naming the field (`n` > 1, the legacy `functions`, an unknown role or content part).
+ * with a 400 naming the field (`n` > 1, the legacy `functions`, an unknown role or content part), and
+ * so is what the OpenAI API itself refuses as a conversation that cannot have happened: a tool
+ * message that answers no call of the assistant message before it.
  */
 import { z } from "zod";
 import { formatPath } from "../wire/format-issues.js";
@@ -158,11 +160,13 @@ export function parseChatRequest(body: unknown): ChatRequest {
     }
     seen.set(declared.name, declared.declaredName);
   }
+  const chatMessages = request.messages.map(toChatMessage);
+  checkToolMessages(chatMessages);
   const choice = request.tool_choice;
   return {
     model: request.model,
     stream: request.stream === true,
-    messages: request.messages.map(toChatMessage),
+    messages: chatMessages,
     tools,
     toolChoice:
       choice === undefined || choice === null
@@ -173,6 +177,37 @@ export function parseChatRequest(body: unknown): ChatRequest {
     user: request.user,
     metadata: request.metadata ?? undefined,
   };
+}
+
+/** Ids quoted in an error message are cut at this many characters. */
+const QUOTED_ID_CHARS = 64;
+
+/**
+ * Every tool message answers a call of the last assistant message before it, as the OpenAI API
+ * requires (it answers such a request 400). A result for a call that was never made must not reach
+ * a thread: it would stop the turn that waits for the real result and be told to the agent as the
+ * result of an earlier call. Throws a 400 `unknown_tool_call` naming the message.
+ */
+function checkToolMessages(messages: readonly ChatMessage[]): void {
+  let lastAssistant: { index: number; ids: string[] } | undefined;
+  messages.forEach((message, index) => {
+    if (message.role === "assistant") lastAssistant = { index, ids: message.toolCalls.map((call) => call.id) };
+    if (message.role !== "tool" || lastAssistant?.ids.includes(message.toolCallId)) return;
+    const quoted = quote(message.toolCallId);
+    const why =
+      lastAssistant === undefined || lastAssistant.ids.length === 0
+        ? "there is no assistant message with tool_calls before it"
+        : `it is not a call of the assistant message before it (messages[${lastAssistant.index}] has ${lastAssistant.ids.map(quote).join(", ")})`;
+    throw ChatApiError.invalid(
+      "unknown_tool_call",
+      `messages[${index}]: the tool message answers the call ${quoted}, but ${why}; a tool message answers one of the tool_calls of the assistant message before it`,
+      `messages.${index}.tool_call_id`,
+    );
+  });
+}
+
+function quote(id: string): string {
+  return JSON.stringify(id.length > QUOTED_ID_CHARS ? `${id.slice(0, QUOTED_ID_CHARS)}…` : id);
 }
 
 function toChatTool(declared: z.infer<typeof tool>): ChatTool {
