@@ -9,6 +9,9 @@
  * - A call goes out as `tools/call` with the call's signal: when the SDK gives
  *   up on the call (timeout, abort, close) the SDK sends MCP's
  *   `notifications/cancelled`.
+ * - Closing ends what the connection holds on the server: a stdio child's
+ *   process group, or a Streamable HTTP server's session (MCP's HTTP `DELETE`
+ *   with the session id, waited for {@link SESSION_END_TIMEOUT_MS} at most).
  * - A server that stops (a crashed child, a closed connection) makes every
  *   one of its tools answer an error that says so, and is reported once to
  *   the session (`TOOL_SOURCE_FAILED`); the session stays up.
@@ -24,6 +27,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ToolrelayError } from "../errors.js";
+import { systemTimers, unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
 import type { ClientTool, OpenToolSource, ToolResult } from "../tools/index.js";
 import { isReservedNameRefusal, mcpClientTool } from "./mcp-client-tool.js";
 import { McpStdioTransport } from "./mcp-stdio-transport.js";
@@ -35,11 +39,14 @@ const SDK_TIMEOUT_MARGIN_MS = 5_000;
 /** A server that pages forever is stopped here. */
 const MAX_LIST_PAGES = 1_000;
 const CLIENT_INFO = { name: "toolrelay", version: "0.1.0" };
+/** How long `close()` waits for a Streamable HTTP server to answer the `DELETE` that ends its session. */
+export const SESSION_END_TIMEOUT_MS = 2_000;
 
 export class McpConnection implements OpenToolSource {
   readonly #options: ResolvedMcpOptions;
   readonly #client: Client;
   readonly #transport: Transport;
+  readonly #timers: Timers;
   #tools: readonly ClientTool[] = [];
   #changeListeners: Array<() => void> = [];
   #errorListeners: Array<(error: ToolrelayError) => void> = [];
@@ -52,8 +59,9 @@ export class McpConnection implements OpenToolSource {
   #reportedLeftOut = new Set<string>();
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; open() is the only way in
-  private constructor(options: ResolvedMcpOptions) {
+  private constructor(options: ResolvedMcpOptions, timers: Timers) {
     this.#options = options;
+    this.#timers = timers;
     this.#transport =
       options.kind === "stdio"
         ? new McpStdioTransport({ command: options.command, args: options.args, env: options.env, cwd: options.cwd })
@@ -69,8 +77,8 @@ export class McpConnection implements OpenToolSource {
    * it started) or `INVALID_TOOL_DEFINITION` for a tool that cannot be a
    * client tool.
    */
-  static async open(options: ResolvedMcpOptions, signal: AbortSignal): Promise<McpConnection> {
-    const connection = new McpConnection(options);
+  static async open(options: ResolvedMcpOptions, signal: AbortSignal, timers: Timers = systemTimers): Promise<McpConnection> {
+    const connection = new McpConnection(options, timers);
     const deadline = Date.now() + options.startTimeoutMs;
     const remaining = () => Math.max(1, deadline - Date.now());
     try {
@@ -130,11 +138,34 @@ export class McpConnection implements OpenToolSource {
     }
   }
 
-  /** Close the client and end the server process (its whole process group). Never rejects. */
+  /**
+   * Close the client, and end what it holds on the server: the server process (its whole process
+   * group), or the server's Streamable HTTP session. Never rejects.
+   */
   async close(): Promise<void> {
     this.#closing = true;
+    if (this.#transport instanceof StreamableHTTPClientTransport) await this.#endHttpSession(this.#transport);
     await this.#client.close().catch(() => undefined);
     await this.#transport.close().catch(() => undefined);
+  }
+
+  /**
+   * MCP's end of a Streamable HTTP session: `DELETE` with the session id, which the server answers
+   * by dropping the session (or 405: it keeps none to end). Without it the server holds the session
+   * until it expires, if ever. Nothing is sent when no session was made; a server that does not
+   * answer within {@link SESSION_END_TIMEOUT_MS} is left (closing the client then aborts the request).
+   */
+  async #endHttpSession(transport: StreamableHTTPClientTransport): Promise<void> {
+    let timer: TimerHandle | undefined;
+    const giveUp = new Promise<void>((resolve) => {
+      timer = this.#timers.setTimeout(resolve, SESSION_END_TIMEOUT_MS);
+      unrefTimer(timer);
+    });
+    try {
+      await Promise.race([transport.terminateSession().catch(() => undefined), giveUp]);
+    } finally {
+      if (timer !== undefined) this.#timers.clearTimeout(timer);
+    }
   }
 
   /**
