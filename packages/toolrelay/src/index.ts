@@ -9,6 +9,7 @@ export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
 export { Turn, type TurnResult } from "./session/turn.js";
 export type { TurnEvent, StreamEvent, ToolOwner } from "./session/turn-events.js";
+export type { RuntimeError } from "./session/runtime-error.js";
 export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode } from "./session/session-options.js";
 export type {
   SessionEvents,

@@ -1,6 +1,7 @@
 import type { StreamDelta, ToolCallResponseBody } from "../wire/index.js";
 import { toolReturnsOf, toolReturnText } from "../wire/tool-returns.js";
 import { clientToolResultText } from "./client-tool-result-text.js";
+import { type RuntimeError, runtimeErrorFromDelta } from "./runtime-error.js";
 
 /** Who executes a tool: the caller's process (`client`) or the runtime (`runtime`: Bash, Read, ...). */
 export type ToolOwner = "client" | "runtime";
@@ -28,8 +29,12 @@ export type StreamEvent =
    * runtime's copy of it, which it cuts to 30,000 characters (docs/tools.md).
    */
   | { type: "tool-result"; toolCallId: string; toolName: string | undefined; isError: boolean; text: string; owner: ToolOwner }
-  /** An error reported by the runtime. */
-  | { type: "error"; message: string };
+  /**
+   * An error reported by the runtime: one per failure (the runtime reports a failed run several
+   * ways; the turn keeps one). `message` is readable text, never a JSON document; the runtime's
+   * error class, detail and run are in their own fields (see {@link RuntimeError}).
+   */
+  | ({ type: "error" } & RuntimeError);
 
 /** What a turn yields, in the order the runtime produced it. */
 export type TurnEvent =
@@ -146,10 +151,8 @@ export function eventsFromDelta(
       });
     }
     case "error_message":
-    case "loop_error": {
-      const message = typeof fields.message === "string" ? fields.message : contentText(fields.content) || "runtime error";
-      return [{ type: "error", message }];
-    }
+    case "loop_error":
+      return [{ type: "error", ...runtimeErrorFromDelta(fields, contentText(fields.content) || "runtime error") }];
     default:
       return [];
   }

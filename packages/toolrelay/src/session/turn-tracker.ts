@@ -203,7 +203,9 @@ export class TurnTracker {
     if (owner.kind !== "message") return;
     const active = this.#active;
     if (!active || active.turn.done || owner.clientMessageId !== active.clientMessageId) return; // another message's end
-    active.turn.finish(frame.stop_reason ?? active.stopReason ?? "end_turn", typeof frame.error === "string" ? frame.error : undefined);
+    const error = typeof frame.error === "string" ? frame.error : undefined;
+    const runId = typeof frame.run_id === "string" && frame.run_id !== "" ? frame.run_id : undefined;
+    active.turn.finish(frame.stop_reason ?? active.stopReason ?? "end_turn", error, runId);
   }
 
   #for(runtime: InboundRuntimeScope | undefined): ActiveTurn | undefined {

@@ -1,5 +1,6 @@
 import type { ToolrelayError } from "../errors.js";
 import { AsyncEventQueue } from "./async-event-queue.js";
+import { type RuntimeError, runtimeErrorFromText, sameFailure } from "./runtime-error.js";
 import type { TurnEvent } from "./turn-events.js";
 
 /** How a turn ended. */
@@ -13,7 +14,10 @@ export interface TurnResult {
    * `tool-result` per tool call, subagent events wrapped as `subagent`.
    */
   events: TurnEvent[];
-  /** The runtime's error message when the turn ended in an error. */
+  /**
+   * The runtime's error message when the turn ended in an error: readable text (the same as the
+   * turn's `error` event, whose other fields have the runtime's error class, detail and run).
+   */
   error?: string;
 }
 
@@ -34,6 +38,8 @@ export class Turn implements AsyncIterable<TurnEvent> {
   /** The same keys, for calls whose one `tool-result` was already yielded. */
   #resulted = new Set<string>();
   #error: string | undefined;
+  /** The failures already yielded as `error` events, per subagent (`""`: the turn's own). */
+  #failures = new Map<string, RuntimeError[]>();
   #done = false;
   #resolve!: (result: TurnResult) => void;
   #reject!: (error: ToolrelayError) => void;
@@ -79,12 +85,14 @@ export class Turn implements AsyncIterable<TurnEvent> {
   /**
    * @internal Record and yield one event. A second `tool-result` for the same
    * call is dropped (the runtime may repeat a result); a new `tool-call` with a
-   * reused id starts a new call.
+   * reused id starts a new call. A second `error` for the same failure (the same
+   * message of the same run: the runtime reports one failure up to three ways) is dropped.
    */
   push(event: TurnEvent): void {
     if (this.#done) return;
     const stream = event.type === "subagent" ? event.event : event;
     const subagentId = event.type === "subagent" ? event.subagentId : "";
+    if (stream.type === "error" && !this.#firstReport(subagentId, stream)) return;
     if (stream.type === "tool-call") {
       const key = callKey(subagentId, stream.toolCallId);
       this.#toolNames.set(key, stream.toolName);
@@ -100,15 +108,33 @@ export class Turn implements AsyncIterable<TurnEvent> {
     this.#queue.push(event);
   }
 
+  /** Whether `error` is a failure not reported yet in this turn (by `subagentId`); remembers it. */
+  #firstReport(subagentId: string, error: RuntimeError): boolean {
+    const seen = this.#failures.get(subagentId);
+    if (seen?.some((known) => sameFailure(known, error))) return false;
+    if (seen) seen.push(error);
+    else this.#failures.set(subagentId, [error]);
+    return true;
+  }
+
   /** @internal The tool name of a call seen in this turn (of the subagent `subagentId`, if given). */
   toolNameOf(toolCallId: string, subagentId = ""): string | undefined {
     return this.#toolNames.get(callKey(subagentId, toolCallId));
   }
 
-  /** @internal End the turn normally. */
-  finish(stopReason: string, error?: string): void {
+  /**
+   * @internal End the turn normally. `error`: the runtime's error text of the end (`turn_finished`),
+   * a JSON document of an error included, of the run `runId`; it becomes the result's `error`, and
+   * an `error` event only when the turn reported no error of that run (of any run, without `runId`).
+   */
+  finish(stopReason: string, error?: string, runId?: string): void {
     if (this.#done) return;
-    if (error !== undefined && this.#error === undefined) this.#error = error;
+    if (error !== undefined) {
+      const failure = runtimeErrorFromText(error, runId);
+      const reported = this.#failures.get("")?.some((known) => runId === undefined || known.runId === undefined || known.runId === runId);
+      if (!reported) this.push({ type: "error", ...failure });
+      this.#error = failure.message;
+    }
     this.push({ type: "stop", stopReason });
     this.#done = true;
     this.#queue.end();
