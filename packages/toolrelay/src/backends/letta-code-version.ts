@@ -7,7 +7,10 @@
  * `server --listen`; when a spawn fails that way, `letta --version` says why.
  */
 import { spawn } from "node:child_process";
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
+import { parseJson } from "../internal/safe-json.js";
 import type { Timers } from "../internal/timers.js";
 import type { SpawnLettaServerOptions, SpawnedLettaServer } from "./spawn-letta-server.js";
 
@@ -16,6 +19,8 @@ export const MIN_LETTA_CODE_VERSION = "0.32.18";
 
 /** How long the version probes wait (`GET /app-server-info`, `letta --version`); a server that does not answer in time is not judged. */
 const PROBE_TIMEOUT_MS = 5_000;
+/** An `app_server_info_response` is a few hundred characters; a longer answer is not one. */
+const MAX_INFO_CHARS = 64 * 1024;
 
 const UPGRADE_HINT =
   "Letta Code 0.32 needs Node 22.19 or later; on an older Node, npm installs 0.25.9. " +
@@ -69,18 +74,32 @@ export async function readAppServerVersion(url: string, headers: Record<string, 
   } catch {
     return undefined; // the link refuses a bad URL with INVALID_OPTIONS
   }
-  const controller = new AbortController();
-  const deadline = timers.setTimeout(() => controller.abort(), PROBE_TIMEOUT_MS);
-  try {
-    const response = await fetch(infoUrl, { headers, signal: controller.signal, redirect: "error" });
-    if (!response.ok) return undefined;
-    const body = (await response.json()) as { letta_code_version?: unknown };
-    return typeof body.letta_code_version === "string" ? body.letta_code_version : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    timers.clearTimeout(deadline);
-  }
+  const body = await new Promise<string | undefined>((resolve) => {
+    // A connection of its own, closed after the answer (`agent: false`): nothing of the probe stays
+    // open beside the session's socket.
+    const request = (infoUrl.protocol === "https:" ? httpsGet : httpGet)(infoUrl, { headers, agent: false }, (response) => {
+      if (response.statusCode !== 200) {
+        response.resume();
+        resolve(undefined);
+        return;
+      }
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+        if (text.length > MAX_INFO_CHARS) request.destroy();
+      });
+      response.on("end", () => resolve(text));
+      response.on("error", () => resolve(undefined));
+    });
+    request.on("error", () => resolve(undefined));
+    request.on("close", () => resolve(undefined));
+    const deadline = timers.setTimeout(() => request.destroy(), PROBE_TIMEOUT_MS);
+    request.on("close", () => timers.clearTimeout(deadline));
+  });
+  const info = body === undefined ? undefined : parseJson(body);
+  const version = info?.ok ? (info.value as { letta_code_version?: unknown } | null)?.letta_code_version : undefined;
+  return typeof version === "string" ? version : undefined;
 }
 
 /**
