@@ -11,6 +11,8 @@ const shared: Options = {
   splitting: true,
   treeshake: true,
   tsconfig: "tsconfig.build.json",
+  // The CLI kit (packages/cli-kit) is private, not published: bundled into the bin.
+  noExternal: ["@toolrelay/cli-kit"],
 };
 
 const entries = { index: "src/index.ts", bin: "src/bin.ts" };

@@ -18,7 +18,7 @@ const shared: Options = {
   // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason
   // (tsup bundles devDependencies anyway; this line says so on purpose). The consumer test's Jest
   // project fails when it is external.
-  noExternal: ["p-timeout"],
+  noExternal: ["p-timeout", "@toolrelay/cli-kit"],
 };
 
 const entries = {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRelayCliArguments, RelayCliUsageError } from "../../packages/relay/src/index.js";
+import { CliUsageError, parseCommandLine } from "@toolrelay/cli-kit";
+import { RELAY_COMMAND, relayOptionsOf } from "../../packages/relay/src/cli.js";
 import { until } from "../support/wait.js";
 import { httpJson } from "./support/http-json.js";
 
@@ -60,6 +61,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+const quiet = { stdout: () => {}, stderr: () => {} };
+
+/** The relay options of a command line (through the CLI's own parser and option table). */
+function parseRelayCliArguments(argv: string[]) {
+  const line = parseCommandLine(RELAY_COMMAND, argv);
+  return line.kind === "run" ? relayOptionsOf(line.arguments, quiet) : undefined;
+}
+
 describe("relay CLI", () => {
   it("parses repeatable keys, a keys file and the listener mode", () => {
     const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
@@ -85,9 +94,9 @@ describe("relay CLI", () => {
       host: "127.0.0.1",
     });
     expect(parseRelayCliArguments(["--help"])).toBeUndefined();
-    expect(() => parseRelayCliArguments(["--listener-mode", "double"])).toThrow(RelayCliUsageError);
-    expect(() => parseRelayCliArguments(["--port", "70000"])).toThrow(RelayCliUsageError);
-    expect(() => parseRelayCliArguments(["--bogus"])).toThrow(RelayCliUsageError);
+    expect(() => parseRelayCliArguments(["--listener-mode", "double"])).toThrow(CliUsageError);
+    expect(() => parseRelayCliArguments(["--port", "70000"])).toThrow(CliUsageError);
+    expect(() => parseRelayCliArguments(["--bogus"])).toThrow(CliUsageError);
   });
 
   it("reads tenants from the keys file and every bound from its flag; a malformed line is named by its number only", () => {
@@ -111,7 +120,7 @@ describe("relay CLI", () => {
       handshakeTimeoutMs: 2_000,
       respondToJsonPings: false,
     });
-    expect(() => parseRelayCliArguments(["--max-connections", "many"])).toThrow(RelayCliUsageError);
+    expect(() => parseRelayCliArguments(["--max-connections", "many"])).toThrow(CliUsageError);
     writeFileSync(file, "team-a key-a1\nthree words here-secret\n");
     expect(() => parseRelayCliArguments(["--api-keys-file", file])).toThrow(/line 2: expected/);
     expect(() => parseRelayCliArguments(["--api-keys-file", file])).not.toThrow(/here-secret/);

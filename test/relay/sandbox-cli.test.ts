@@ -1,8 +1,16 @@
 /** The relay CLI's `--sandbox-*` flags. */
 import { describe, expect, it } from "vitest";
-import { parseRelayCliArguments, RelayCliUsageError } from "../../packages/relay/src/index.js";
+import { CliUsageError, parseCommandLine } from "@toolrelay/cli-kit";
+import { RELAY_COMMAND, relayOptionsOf } from "../../packages/relay/src/cli.js";
 
 const quiet = { stdout: () => {}, stderr: () => {} };
+
+/** The relay options of a command line (through the CLI's own parser and option table). */
+function parseRelayCliArguments(argv: string[], io: typeof quiet) {
+  const line = parseCommandLine(RELAY_COMMAND, argv);
+  if (line.kind !== "run") throw new Error(`expected options, got ${line.kind}`);
+  return relayOptionsOf(line.arguments, io);
+}
 
 describe("relay CLI sandbox flags", () => {
   it("turn into sandbox options: command, args (also ones starting with -), env, read-only paths, isolation, directory, shared state, minute", () => {
@@ -60,7 +68,7 @@ describe("relay CLI sandbox flags", () => {
     [["--sandbox-command", "/bin/true", "--sandbox-isolation", "chroot"], "namespace or none"],
     [["--sandbox-command", "/bin/true", "--sandbox-minute-ms", "1.5"], "positive integer"],
   ])("refuses %j", (argv, message) => {
-    expect(() => parseRelayCliArguments(argv, quiet)).toThrow(RelayCliUsageError);
+    expect(() => parseRelayCliArguments(argv, quiet)).toThrow(CliUsageError);
     expect(() => parseRelayCliArguments(argv, quiet)).toThrow(message);
   });
 });

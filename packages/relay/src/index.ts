@@ -25,13 +25,4 @@ export type { TenantUsage } from "./tenant.js";
 export type { ConnectionStats } from "./connection-guard.js";
 export { RELAY_CLOSE } from "./relay-close-codes.js";
 export type { RegistrationAnswer, RegistrationRequest } from "./listener-registry.js";
-export {
-  runRelayCli,
-  parseRelayCliArguments,
-  readApiKeysFile,
-  RelayCliUsageError,
-  RELAY_CLI_USAGE,
-  type RelayCliIo,
-  type ApiKeysFile,
-} from "./cli.js";
 export type { Channel as RelayChannel } from "./relay-routing.js";

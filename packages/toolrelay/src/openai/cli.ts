@@ -1,13 +1,25 @@
 /**
- * The bridge's command line, `toolrelay-openai`. Prints `OpenAI bridge listening on
+ * The bridge's command line, `toolrelay-openai <backend> <agent> [options]` (docs/openai-bridge.md
+ * "Command-line tools"). It checks its upstream first ({@link checkBridgeUpstream}: exit 1 naming
+ * the address when it is out of reach), then prints `OpenAI bridge listening on
  * http://HOST:PORT/v1` on stdout once it accepts connections; everything else goes to stderr.
  * Prefer `--api-keys-file` over `--api-key`: command lines are visible to other local users.
  */
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { isToolrelayError } from "../errors.js";
+import {
+  allApiKeys,
+  type CliArguments,
+  type CliCommand,
+  type CliIo,
+  CliUsageError,
+  processIo,
+  readApiKeysFile,
+  runCommand,
+} from "@toolrelay/cli-kit";
+import manifest from "../../package.json" with { type: "json" };
 import type { AgentOptions, BackendOptions, PermissionMode } from "../session/session-options.js";
+import { permissionModeSchema } from "../wire/runtime-frames.js";
 import type { OpenAiBridgeOptions } from "./bridge-options.js";
+import { checkBridgeUpstream } from "./check-upstream.js";
 import { startOpenAiBridge, type OpenAiBridge } from "./openai-bridge.js";
 
 /** Numeric bounds settable on the command line: flag → option (docs/openai-bridge.md "Options"). */
@@ -20,225 +32,181 @@ const BOUND_FLAGS = {
   "keep-alive-ms": "keepAliveMs",
 } as const satisfies Record<string, keyof OpenAiBridgeOptions>;
 
-export const OPENAI_CLI_USAGE = `Usage: toolrelay-openai <backend> <agent> [options]
+const BACKEND_FLAGS = ["local-url", "spawn", "cloud-environment", "backend-json"] as const;
+const PERMISSION_MODES: readonly PermissionMode[] = permissionModeSchema.options;
 
-Backend (exactly one):
-  --local-url <url>          a running Letta Code app-server (ws://127.0.0.1:PORT/ws);
-                             its token, if any, from env LETTA_APP_SERVER_TOKEN
-  --spawn                    start \`letta server --listen\` (letta on PATH), shared by all threads
-  --cloud-environment <id>   a Letta Cloud environment by connection id (key: env LETTA_API_KEY)
-  --backend-json <json>      any createSession backend object, passed through as it is
-
-Agent (exactly one):
-  --agent-id <id>            every thread is a conversation of this agent
-  --create-agent <model>     create one agent per API key with this model handle
-
-Options:
-  --port <n>                 port (default 0: any free port)
-  --host <address>           address to bind (default 127.0.0.1; non-loopback needs API keys)
-  --api-key <key>            accept this Bearer key (repeatable)
-  --api-keys-file <path>     keys, one per line; blank lines and # comments are skipped
-  --allowed-host <name>      accept this Host header besides loopback names (repeatable)
-  --allowed-origin <origin>  accept browser requests from this origin (repeatable)
-  --model-id <id>            the model id clients name (default letta-code)
-  --tool-execution <who>     client (default) | runtime
-  --workspace <where>        isolated | runtime | <directory>
-  --mode <mode>              the runtime's permission mode: standard | acceptEdits | unrestricted | strict
-  --tool-nudge <text>        the instruction added to new user messages when the client has tools
-  --no-tool-nudge            add none
-  --thread-header <name>     header that names a thread (default x-toolrelay-thread; "none": off)
-  --thread-metadata <key>    metadata key that names a thread (default thread_id; "none": off)
-  --thread-from-user         the request's "user" field names the thread
-  --verbose                  log handled errors to stderr
-  --help                     print this text
-
-Bounds (defaults in docs/openai-bridge.md):
-${Object.keys(BOUND_FLAGS)
-  .map((flag) => `  --${flag} <n>`)
-  .join("\n")}
-`;
-
-/** Where the CLI writes. */
-export interface OpenAiCliIo {
-  stdout(line: string): void;
-  stderr(line: string): void;
-}
-
-const processIo: OpenAiCliIo = {
-  stdout: (line) => process.stdout.write(`${line}\n`),
-  stderr: (line) => process.stderr.write(`${line}\n`),
+/** `toolrelay-openai`: its options, from which the parser and `--help` are made. */
+export const OPENAI_COMMAND: CliCommand = {
+  name: "toolrelay-openai",
+  synopsis: "<backend> <agent> [options]",
+  version: manifest.version,
+  groups: [
+    {
+      title: "Backend (exactly one; checked at start: exit 1 when it cannot be reached):",
+      options: {
+        "local-url": {
+          type: "string",
+          value: "<url>",
+          help: "a running Letta Code app-server (ws://127.0.0.1:PORT/ws);\nits token, if any, from env LETTA_APP_SERVER_TOKEN",
+        },
+        spawn: { type: "boolean", help: "start `letta server --listen` (letta on PATH), shared by all threads" },
+        "cloud-environment": { type: "string", value: "<id>", help: "a Letta Cloud environment by connection id (key: env LETTA_API_KEY)" },
+        "backend-json": { type: "string", value: "<json>", help: "any createSession backend object, passed through as it is" },
+      },
+    },
+    {
+      title: "Agent (exactly one):",
+      options: {
+        "agent-id": { type: "string", value: "<id>", help: "every thread is a conversation of this agent" },
+        "create-agent": { type: "string", value: "<model>", help: "create one agent per API key with this model handle" },
+      },
+    },
+    {
+      title: "Options:",
+      options: {
+        port: { type: "string", value: "<n>", help: "port (default 0: any free port)" },
+        host: { type: "string", value: "<address>", help: "address to bind (default 127.0.0.1; non-loopback needs API keys)" },
+        "api-key": { type: "string", multiple: true, value: "<key>", help: "accept this Bearer key (repeatable)" },
+        "api-keys-file": {
+          type: "string",
+          multiple: true,
+          value: "<path>",
+          help: 'keys, one a line: "<key>" or "<tenant> <key>" (the relay\'s format;\nthe bridge has no tenants: each key is its own principal);\nblank lines and # comments are skipped (repeatable)',
+        },
+        "allowed-host": {
+          type: "string",
+          multiple: true,
+          value: "<name>",
+          help: "accept this Host header besides loopback names (repeatable)",
+        },
+        "allowed-origin": {
+          type: "string",
+          multiple: true,
+          value: "<origin>",
+          help: "accept browser requests from this origin (repeatable)",
+        },
+        "model-id": { type: "string", value: "<id>", help: "the model id clients name (default letta-code)" },
+        "tool-execution": { type: "string", value: "<who>", help: "client (default) | runtime" },
+        workspace: { type: "string", value: "<where>", help: "isolated | runtime | <directory>" },
+        mode: { type: "string", value: "<mode>", help: `the runtime's permission mode: ${PERMISSION_MODES.join(" | ")}` },
+        "tool-nudge": { type: "string", value: "<text>", help: "the instruction added to new user messages when the client has tools" },
+        "no-tool-nudge": { type: "boolean", help: "add none" },
+        "thread-header": { type: "string", value: "<name>", help: 'header that names a thread (default x-toolrelay-thread; "none": off)' },
+        "thread-metadata": { type: "string", value: "<key>", help: 'metadata key that names a thread (default thread_id; "none": off)' },
+        "thread-from-user": { type: "boolean", help: 'the request\'s "user" field names the thread' },
+        verbose: { type: "boolean", help: "log handled errors to stderr" },
+      },
+    },
+    {
+      title: 'Bounds (each sets the bridge option named beside it; defaults in docs/openai-bridge.md "Options"):',
+      options: Object.fromEntries(
+        Object.entries(BOUND_FLAGS).map(([flag, option]) => [flag, { type: "string" as const, value: "<n>", help: option }]),
+      ),
+    },
+  ],
 };
 
-/** Thrown for a bad command line (exit code 2). */
-export class OpenAiCliUsageError extends Error {}
-
-/** Turns arguments into bridge options (`undefined` for `--help`). `env` supplies the tokens. */
-export function parseOpenAiCliArguments(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
-  io: OpenAiCliIo = processIo,
-): OpenAiBridgeOptions | undefined {
-  let values: Record<string, string | boolean | string[] | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        "local-url": { type: "string" },
-        spawn: { type: "boolean" },
-        "cloud-environment": { type: "string" },
-        "backend-json": { type: "string" },
-        "agent-id": { type: "string" },
-        "create-agent": { type: "string" },
-        port: { type: "string" },
-        host: { type: "string" },
-        "api-key": { type: "string", multiple: true },
-        "api-keys-file": { type: "string", multiple: true },
-        "allowed-host": { type: "string", multiple: true },
-        "allowed-origin": { type: "string", multiple: true },
-        "model-id": { type: "string" },
-        "tool-execution": { type: "string" },
-        workspace: { type: "string" },
-        mode: { type: "string" },
-        "tool-nudge": { type: "string" },
-        "no-tool-nudge": { type: "boolean" },
-        "thread-header": { type: "string" },
-        "thread-metadata": { type: "string" },
-        "thread-from-user": { type: "boolean" },
-        ...Object.fromEntries(Object.keys(BOUND_FLAGS).map((flag) => [flag, { type: "string" as const }])),
-        verbose: { type: "boolean" },
-        help: { type: "boolean" },
-      },
-    }));
-  } catch (error) {
-    throw new OpenAiCliUsageError((error as Error).message);
-  }
-  if (values.help) return undefined;
-  const text = (name: string): string | undefined => values[name] as string | undefined;
-  const list = (name: string): string[] => (values[name] as string[] | undefined) ?? [];
-
-  const options: OpenAiBridgeOptions = { backend: backendOf(values, env), agent: agentOf(values) };
-  if (text("port") !== undefined) options.port = integer("port", text("port")!);
-  if (text("host") !== undefined) options.host = text("host");
-  const apiKeys = [...list("api-key"), ...list("api-keys-file").flatMap(readKeysFile)];
+/**
+ * The bridge options a parsed command line asks for; `env` supplies the tokens. Throws
+ * {@link CliUsageError} for a value it cannot use.
+ */
+export function bridgeOptionsOf(args: CliArguments, env: NodeJS.ProcessEnv = process.env, io: CliIo = processIo): OpenAiBridgeOptions {
+  const options: OpenAiBridgeOptions = { backend: backendOf(args, env), agent: agentOf(args) };
+  const port = args.integer("port", { max: 65_535 });
+  if (port !== undefined) options.port = port;
+  const host = args.text("host");
+  if (host !== undefined) options.host = host;
+  const apiKeys = [...args.list("api-key"), ...args.list("api-keys-file").flatMap((path) => allApiKeys(readApiKeysFile(path)))];
   if (apiKeys.length > 0) options.apiKeys = apiKeys;
-  if (list("allowed-host").length > 0) options.allowedHosts = list("allowed-host");
-  if (list("allowed-origin").length > 0) options.allowedOrigins = list("allowed-origin");
-  if (text("model-id") !== undefined) options.modelId = text("model-id");
-  const execution = text("tool-execution");
+  if (args.has("allowed-host")) options.allowedHosts = args.list("allowed-host");
+  if (args.has("allowed-origin")) options.allowedOrigins = args.list("allowed-origin");
+  const modelId = args.text("model-id");
+  if (modelId !== undefined) options.modelId = modelId;
+  const execution = args.text("tool-execution");
   if (execution !== undefined) {
-    if (execution !== "client" && execution !== "runtime") throw new OpenAiCliUsageError("--tool-execution must be client or runtime");
+    if (execution !== "client" && execution !== "runtime") throw new CliUsageError("--tool-execution must be client or runtime");
     options.toolExecution = execution;
   }
-  const workspace = text("workspace");
+  const workspace = args.text("workspace");
   if (workspace !== undefined) options.workspace = workspace === "isolated" || workspace === "runtime" ? workspace : { cwd: workspace };
-  const mode = text("mode");
+  const mode = args.text("mode");
   if (mode !== undefined) {
-    if (!["standard", "acceptEdits", "unrestricted", "strict"].includes(mode))
-      throw new OpenAiCliUsageError("--mode must be standard, acceptEdits, unrestricted or strict");
-    options.session = { mode: mode as PermissionMode };
+    const known = PERMISSION_MODES.find((candidate) => candidate === mode);
+    if (known === undefined) throw new CliUsageError(`--mode must be one of ${PERMISSION_MODES.join(", ")}`);
+    options.session = { mode: known };
   }
-  if (values["no-tool-nudge"]) options.toolNudge = false;
-  else if (text("tool-nudge") !== undefined) options.toolNudge = text("tool-nudge");
-  const header = text("thread-header");
-  const metadata = text("thread-metadata");
+  if (args.flag("no-tool-nudge")) options.toolNudge = false;
+  else if (args.has("tool-nudge")) options.toolNudge = args.text("tool-nudge");
+  const header = args.text("thread-header");
+  const metadata = args.text("thread-metadata");
   options.threadKeys = {
     ...(header === undefined ? {} : { header: header === "none" ? false : header }),
     ...(metadata === undefined ? {} : { metadata: metadata === "none" ? false : metadata }),
-    ...(values["thread-from-user"] ? { user: true } : {}),
+    ...(args.flag("thread-from-user") ? { user: true } : {}),
   };
   for (const [flag, option] of Object.entries(BOUND_FLAGS)) {
-    const value = text(flag);
-    if (value !== undefined) options[option] = integer(flag, value);
+    const value = args.integer(flag);
+    if (value !== undefined) options[option] = value;
   }
-  if (values.verbose)
+  if (args.flag("verbose"))
     options.onError = (error, context) =>
-      io.stderr(`[toolrelay-openai] ${context.threadId ? `thread ${context.threadId}: ` : ""}${error.message}`);
+      io.stderr(`[toolrelay-openai] ${context.threadId ? `thread ${context.threadId}: ` : ""}${error.message}\n`);
   return options;
 }
 
 /**
- * Runs the CLI: starts the bridge and prints its address. Resolves with the running bridge, or
- * `undefined` after `--help` or an error (then `process.exitCode` is 2 for usage, 1 otherwise).
+ * Runs the CLI: checks the upstream, starts the bridge and prints its address. Resolves with the
+ * exit code (the caller sets it on the process) and the running bridge, if it started.
  */
 export async function runOpenAiCli(
   argv: readonly string[],
-  io: OpenAiCliIo = processIo,
+  io: CliIo = processIo,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<OpenAiBridge | undefined> {
-  let options: OpenAiBridgeOptions | undefined;
-  try {
-    options = parseOpenAiCliArguments(argv, env, io);
-  } catch (error) {
-    io.stderr(`toolrelay-openai: ${(error as Error).message}\n\n${OPENAI_CLI_USAGE}`);
-    process.exitCode = 2;
-    return undefined;
-  }
-  if (options === undefined) {
-    io.stdout(OPENAI_CLI_USAGE);
-    return undefined;
-  }
-  try {
-    const bridge = await startOpenAiBridge(options);
-    io.stdout(`OpenAI bridge listening on ${bridge.url}`);
-    const keys = options.apiKeys?.length ?? 0;
-    io.stderr(
-      `[toolrelay-openai] model "${options.modelId ?? "letta-code"}"; tools run by the ${options.toolExecution ?? "client"}; ${keys === 0 ? "no API keys (loopback only)" : `${keys} API key(s)`}`,
-    );
-    return bridge;
-  } catch (error) {
-    io.stderr(`toolrelay-openai: ${isToolrelayError(error) ? error.message : `the bridge failed to start: ${(error as Error).message}`}`);
-    process.exitCode = 1;
-    return undefined;
-  }
+): Promise<{ exitCode: number; bridge?: OpenAiBridge }> {
+  const outcome = await runCommand(
+    OPENAI_COMMAND,
+    argv,
+    async (args) => {
+      const options = bridgeOptionsOf(args, env, io);
+      await checkBridgeUpstream(options.backend);
+      const bridge = await startOpenAiBridge(options);
+      io.stdout(`OpenAI bridge listening on ${bridge.url}\n`);
+      const keys = options.apiKeys?.length ?? 0;
+      io.stderr(
+        `[toolrelay-openai] model "${options.modelId ?? "letta-code"}"; tools run by the ${options.toolExecution ?? "client"}; ${keys === 0 ? "no API keys (loopback only)" : `${keys} API key(s)`}\n`,
+      );
+      return bridge;
+    },
+    io,
+  );
+  return { exitCode: outcome.exitCode, ...(outcome.started ? { bridge: outcome.started } : {}) };
 }
 
-function backendOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv): BackendOptions {
-  const given = ["local-url", "spawn", "cloud-environment", "backend-json"].filter((flag) => values[flag] !== undefined);
-  if (given.length !== 1) throw new OpenAiCliUsageError("give exactly one of --local-url, --spawn, --cloud-environment and --backend-json");
-  if (values.spawn) return { kind: "local", spawn: true };
-  if (typeof values["local-url"] === "string") {
+function backendOf(args: CliArguments, env: NodeJS.ProcessEnv): BackendOptions {
+  const given = BACKEND_FLAGS.filter((flag) => args.has(flag));
+  if (given.length !== 1) throw new CliUsageError("give exactly one of --local-url, --spawn, --cloud-environment and --backend-json");
+  if (args.flag("spawn")) return { kind: "local", spawn: true };
+  const url = args.text("local-url");
+  if (url !== undefined) {
     const token = env.LETTA_APP_SERVER_TOKEN;
-    return { kind: "local", url: values["local-url"], ...(token ? { token } : {}) };
+    return { kind: "local", url, ...(token ? { token } : {}) };
   }
-  if (typeof values["cloud-environment"] === "string") return { kind: "cloud", environment: { connectionId: values["cloud-environment"] } };
+  const connectionId = args.text("cloud-environment");
+  if (connectionId !== undefined) return { kind: "cloud", environment: { connectionId } };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(values["backend-json"] as string);
+    parsed = JSON.parse(args.text("backend-json")!);
   } catch {
-    throw new OpenAiCliUsageError("--backend-json is not valid JSON");
+    throw new CliUsageError("--backend-json is not valid JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-    throw new OpenAiCliUsageError("--backend-json must be a JSON object");
+    throw new CliUsageError("--backend-json must be a JSON object");
   return parsed as BackendOptions;
 }
 
-function agentOf(values: Record<string, unknown>): AgentOptions {
-  const id = values["agent-id"];
-  const model = values["create-agent"];
-  if ((id === undefined) === (model === undefined)) throw new OpenAiCliUsageError("give exactly one of --agent-id and --create-agent");
-  return typeof id === "string" ? { id } : { create: { model: model as string, name: "toolrelay-openai" } };
-}
-
-function integer(flag: string, text: string): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new OpenAiCliUsageError(`--${flag} must be a non-negative integer`);
-  return value;
-}
-
-/** The keys of a file: one a line; blank lines and `#` comments skipped. Errors name the file, never a key. */
-function readKeysFile(path: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new OpenAiCliUsageError(`cannot read --api-keys-file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
-  }
-  return text.split(/\r?\n/).flatMap((raw, index) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return [];
-    if (/\s/.test(line)) throw new OpenAiCliUsageError(`${path} line ${index + 1}: a key must not contain white space`);
-    return [line];
-  });
+function agentOf(args: CliArguments): AgentOptions {
+  const id = args.text("agent-id");
+  const model = args.text("create-agent");
+  if ((id === undefined) === (model === undefined)) throw new CliUsageError("give exactly one of --agent-id and --create-agent");
+  return id !== undefined ? { id } : { create: { model: model!, name: "toolrelay-openai" } };
 }

@@ -5,7 +5,8 @@
  * and the SDK, so that not even a module's top-level code can write to the
  * host's frame stream. Exits with {@link runSidecarCli}'s code as soon as the
  * sidecar stopped (the host's `shutdown`, or the host gone: within 1 s of
- * stdin's end).
+ * stdin's end), or at once after `--help`, `--version` or a usage error; 70
+ * if it failed (a bug).
  */
 import { guardStdio } from "./stdio-guard.js";
 

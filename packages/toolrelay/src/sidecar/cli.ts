@@ -1,33 +1,45 @@
 /**
- * The sidecar's command line: `toolrelay-sidecar [--encoding json|msgpack]
- * [--max-frame-bytes N] [--debug]`. stdin and stdout carry frames and nothing
- * else; diagnostics go to stderr with `--debug` only. A usage error (or
- * `--help`, `--version`) is the one thing written to stderr without it,
- * before any frame is read. Exit codes: 0 after `shutdown` or when the host
- * is gone, 2 for a usage error, 70 for a bug (an uncaught exception).
+ * The sidecar's command line, `toolrelay-sidecar [options]` (docs/sidecar.md "Command-line
+ * tools"). stdin and stdout carry frames and nothing else; diagnostics go to stderr with `--debug`
+ * only. A usage error, `-h` / `--help` and `--version` are the one thing written to stderr without
+ * it, before any frame is read. Exit codes: 0 after `shutdown` or when the host is gone (and after
+ * `--help` / `--version`), 2 for a usage error, 70 for a bug (an uncaught exception).
  */
-import { parseArgs } from "node:util";
+import { type CliArguments, type CliCommand, CliUsageError, runCommand } from "@toolrelay/cli-kit";
+import manifest from "../../package.json" with { type: "json" };
 import { SIDECAR_ENCODINGS, type SidecarEncoding } from "./frame-encoding.js";
 import { MAX_DECLARABLE_FRAME_BYTES } from "./frame-reader.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./protocol-values.js";
 import { startSidecar } from "./sidecar.js";
 import { guardStdio, type GuardedStdio } from "./stdio-guard.js";
-import { SIDECAR_VERSION } from "./sidecar-version.js";
-
-export const SIDECAR_CLI_USAGE = `Usage: toolrelay-sidecar [options]
-
-Speaks the toolrelay sidecar protocol on stdin/stdout: frames of a 4-byte
-big-endian length and a body (docs/sidecar.md). Nothing else is written to stdout.
-
-  --encoding <json|msgpack>  frame bodies (default json)
-  --max-frame-bytes <n>      largest frame body accepted (default ${DEFAULT_MAX_FRAME_BYTES}, at least 1024)
-  --debug                    diagnostics on stderr: frame types, ids, sizes, codes (never payloads)
-  --version                  print the version to stderr
-  --help                     print this text to stderr
-`;
 
 /** Smallest `--max-frame-bytes`. */
 export const MIN_MAX_FRAME_BYTES = 1_024;
+
+/** The sidecar's exit code for a bug (an uncaught exception), besides the kit's 0 / 1 / 2. */
+export const SIDECAR_BUG_EXIT_CODE = 70;
+
+/** `toolrelay-sidecar`: its options, from which the parser and `--help` are made. */
+export const SIDECAR_COMMAND: CliCommand = {
+  name: "toolrelay-sidecar",
+  synopsis: "[options]",
+  description:
+    "Speaks the toolrelay sidecar protocol on stdin/stdout: frames of a 4-byte\nbig-endian length and a body (docs/sidecar.md). Nothing else is written to stdout:\n--help and --version print to stderr.",
+  version: manifest.version,
+  groups: [
+    {
+      options: {
+        encoding: { type: "string", value: `<${SIDECAR_ENCODINGS.join("|")}>`, help: "frame bodies (default json)" },
+        "max-frame-bytes": {
+          type: "string",
+          value: "<n>",
+          help: `largest frame body accepted (default ${DEFAULT_MAX_FRAME_BYTES}, at least ${MIN_MAX_FRAME_BYTES})`,
+        },
+        debug: { type: "boolean", help: "diagnostics on stderr: frame types, ids, sizes, codes (never payloads)" },
+      },
+    },
+  ],
+};
 
 export interface SidecarCliOptions {
   encoding: SidecarEncoding;
@@ -35,42 +47,14 @@ export interface SidecarCliOptions {
   debug: boolean;
 }
 
-/** Parse the arguments: options, or what to print and the exit code. */
-export function parseSidecarArguments(argv: readonly string[]): { options: SidecarCliOptions } | { print: string; exitCode: number } {
-  let values: { encoding?: string; "max-frame-bytes"?: string; debug?: boolean; version?: boolean; help?: boolean };
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        encoding: { type: "string" },
-        "max-frame-bytes": { type: "string" },
-        debug: { type: "boolean" },
-        version: { type: "boolean" },
-        help: { type: "boolean" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    return { print: `toolrelay-sidecar: ${(error as Error).message}\n\n${SIDECAR_CLI_USAGE}`, exitCode: 2 };
-  }
-  if (values.help) return { print: SIDECAR_CLI_USAGE, exitCode: 0 };
-  if (values.version) return { print: `${SIDECAR_VERSION}\n`, exitCode: 0 };
-  const encoding = values.encoding ?? "json";
-  if (!(SIDECAR_ENCODINGS as readonly string[]).includes(encoding)) {
-    return { print: `toolrelay-sidecar: --encoding must be json or msgpack, got ${JSON.stringify(encoding)}\n`, exitCode: 2 };
-  }
-  let maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
-  if (values["max-frame-bytes"] !== undefined) {
-    maxFrameBytes = Number(values["max-frame-bytes"]);
-    if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < MIN_MAX_FRAME_BYTES || maxFrameBytes > MAX_DECLARABLE_FRAME_BYTES) {
-      return {
-        print: `toolrelay-sidecar: --max-frame-bytes must be an integer in ${MIN_MAX_FRAME_BYTES}–${MAX_DECLARABLE_FRAME_BYTES}\n`,
-        exitCode: 2,
-      };
-    }
-  }
-  return { options: { encoding: encoding as SidecarEncoding, maxFrameBytes, debug: values.debug === true } };
+/** The sidecar options a parsed command line asks for. Throws {@link CliUsageError} for a value it cannot use. */
+export function sidecarOptionsOf(args: CliArguments): SidecarCliOptions {
+  const encodingText = args.text("encoding") ?? "json";
+  const encoding = SIDECAR_ENCODINGS.find((candidate) => candidate === encodingText);
+  if (encoding === undefined) throw new CliUsageError(`--encoding must be json or msgpack, got ${JSON.stringify(encodingText)}`);
+  const maxFrameBytes =
+    args.integer("max-frame-bytes", { min: MIN_MAX_FRAME_BYTES, max: MAX_DECLARABLE_FRAME_BYTES }) ?? DEFAULT_MAX_FRAME_BYTES;
+  return { encoding, maxFrameBytes, debug: args.flag("debug") };
 }
 
 /**
@@ -80,18 +64,16 @@ export function parseSidecarArguments(argv: readonly string[]): { options: Sidec
  * Default: one installed here.
  */
 export async function runSidecarCli(argv: readonly string[], guarded?: GuardedStdio): Promise<number> {
-  const parsed = parseSidecarArguments(argv);
-  const stdio = guarded ?? guardStdio({ debug: "options" in parsed && parsed.options.debug });
-  if ("print" in parsed) {
-    stdio.stderr(parsed.print);
-    return parsed.exitCode;
-  }
-  const { options } = parsed;
+  const stdio = guarded ?? guardStdio({ debug: argv.includes("--debug") });
+  // stdout is the host's frame stream: what a command line prints goes to stderr.
+  const parsed = await runCommand(SIDECAR_COMMAND, argv, sidecarOptionsOf, { stdout: stdio.stderr, stderr: stdio.stderr });
+  if (parsed.started === undefined) return parsed.exitCode;
+  const options = parsed.started;
   process.on("uncaughtException", (error) => {
     // A bug. Its name and stack frames only: a message might quote a payload.
     const frames = (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at "));
     stdio.diagnostics?.(`toolrelay-sidecar: uncaught ${error.name}\n${frames.join("\n")}\n`);
-    process.exit(70);
+    process.exit(SIDECAR_BUG_EXIT_CODE);
   });
   process.on("unhandledRejection", (reason) => {
     stdio.diagnostics?.(`toolrelay-sidecar: unhandled rejection ${reason instanceof Error ? reason.name : typeof reason}\n`);
