@@ -5,6 +5,8 @@
  * loop and no more; between turns the event loop reads other sockets. See docs/relay.md "Fairness".
  */
 
+import { turnWrites } from "./turn-write-batch.js";
+
 /** Something with frames waiting: one socket's inbound queue. */
 export interface SliceSource {
   /** Does up to `budget` units of work (≈ bytes looked at); returns true while work is left. */
@@ -16,6 +18,12 @@ export const SLICE_BUDGET = 16 * 1024;
 
 export type Defer = (callback: () => void) => void;
 
+/** What brackets a turn: the writes it makes leave together when it ends (turn-write-batch.ts). */
+export interface TurnBrackets {
+  begin(): void;
+  end(): void;
+}
+
 export class FairScheduler {
   #groups = new Map<string, SliceSource[]>();
   #queued = new Set<SliceSource>();
@@ -23,13 +31,15 @@ export class FairScheduler {
   #defer: Defer;
   #budget: number;
   #onError: (error: unknown) => void;
+  #brackets: TurnBrackets;
 
-  /** `defer` runs a callback after pending I/O (default `setImmediate`). */
-  constructor(options: { defer?: Defer; budget?: number; onError?: (error: unknown) => void } = {}) {
+  /** `defer` runs a callback after pending I/O (default `setImmediate`); `brackets` default: the relay's turn write batch. */
+  constructor(options: { defer?: Defer; budget?: number; onError?: (error: unknown) => void; brackets?: TurnBrackets } = {}) {
     // biome-ignore lint/style/noRestrictedGlobals: a slice waits for pending I/O (one event-loop turn), not for time
     this.#defer = options.defer ?? ((callback) => void setImmediate(callback));
     this.#budget = options.budget ?? SLICE_BUDGET;
     this.#onError = options.onError ?? (() => {});
+    this.#brackets = options.brackets ?? turnWrites;
   }
 
   /** `source` (of tenant `group`) has work: it gets a slice in the next turns until it says it is done. */
@@ -61,6 +71,16 @@ export class FairScheduler {
 
   /** One turn: one slice for the next source of every tenant with work. */
   #turn(): void {
+    this.#brackets.begin();
+    try {
+      this.#slices();
+    } finally {
+      this.#brackets.end();
+    }
+    if (this.#groups.size > 0) this.#schedule();
+  }
+
+  #slices(): void {
     for (const [group, sources] of [...this.#groups]) {
       const source = sources.shift();
       if (!source) {
@@ -77,6 +97,5 @@ export class FairScheduler {
       else this.#queued.delete(source);
       if (sources.length === 0) this.#groups.delete(group);
     }
-    if (this.#groups.size > 0) this.#schedule();
   }
 }

@@ -9,6 +9,7 @@ import { WebSocket } from "ws";
 import type { Timers } from "toolrelay/protocol";
 import type { FairScheduler } from "./fair-scheduler.js";
 import { InboundQueue } from "./inbound-queue.js";
+import { turnWrites } from "./turn-write-batch.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { RelayFrame } from "./relay-frame.js";
 import type { RelayLogger } from "./relay-options.js";
@@ -175,6 +176,7 @@ export class ListenerConnection {
   }
 
   #write(socket: WebSocket, data: Buffer): void {
+    turnWrites.beforeWrite(socket);
     socket.send(data, { binary: false }, () => this.#checkDrained(socket));
     if (!this.#congested && socket.bufferedAmount > this.#options.maxBufferedBytes) {
       this.#congested = true;

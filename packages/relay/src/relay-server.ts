@@ -12,6 +12,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { ToolrelayError } from "toolrelay/protocol";
 import { ConnectionGuard } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
+import { rememberRawSocket } from "./turn-write-batch.js";
 import { ListenerRegistry } from "./listener-registry.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { DropSdkSocketsOptions, Relay, RelayStats } from "./relay.js";
@@ -65,6 +66,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   /** A socket was accepted on either endpoint: heartbeat bookkeeping, and no handshake deadline any more. */
   accepted(socket: WebSocket, raw: Duplex): void {
+    rememberRawSocket(socket, raw);
     this.#parts.guard.established(raw);
     this.#heartbeat.track(socket);
   }

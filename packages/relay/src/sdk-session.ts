@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
 import type { InboundQueue } from "./inbound-queue.js";
+import { turnWrites } from "./turn-write-batch.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import { stampSeq, type RelayFrame, type StampedFrame } from "./relay-frame.js";
 import type { RelayLogger } from "./relay-options.js";
@@ -44,6 +45,7 @@ const FRAME_OVERHEAD_BYTES = 64;
 
 /** Sends a stamped frame as one message (two fragments when it is large, to avoid a copy). */
 export function sendStamped(socket: WebSocket, frame: StampedFrame): void {
+  turnWrites.beforeWrite(socket);
   if (frame.tail.length === 0) {
     socket.send(frame.head, { binary: false });
     return;
@@ -172,6 +174,7 @@ export class SdkSession implements UnackedHolder {
   /** Sends a frame that takes no `seq` and is not kept (a pong). */
   sendUnsequenced(socket: WebSocket, data: Buffer): void {
     if (socket.readyState !== WebSocket.OPEN) return;
+    turnWrites.beforeWrite(socket);
     socket.send(data, { binary: false });
     this.#checkBuffered(socket);
   }
