@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
-import { listenToSocketPair, openSocketPair, sendText } from "../../packages/toolrelay/src/transport/cloud-socket-pair.js";
+import { openLinkSockets, writeText, type OpenedLinkSockets } from "../../packages/toolrelay/src/transport/link-sockets.js";
 import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
 import { TickWriteBatch, beforeWrite } from "../../packages/toolrelay/src/transport/tick-write-batch.js";
 import { until } from "../support/wait.js";
@@ -154,41 +154,42 @@ describe("the writes of a tick leave together", () => {
     server.sockets[0]!.send(request(2));
     await until(() => server.received.length === 2, "both answers");
     expect(corkedAfterSecond).toBe(1);
-    expect(errors).toEqual(["a link frame listener threw"]);
+    expect(errors).toEqual(["a link frame listener threw: Error: listener bug"]);
     expect(server.received.map((text) => JSON.parse(text).error)).toEqual(["first", "second"]);
     expect((kept.instances[0] as unknown as { _socket: Socket })._socket.writableCorked).toBe(0);
   });
 
-  it("cloud: each status socket batches its own writes (sendText), acks and answers alike", async () => {
+  it("cloud: each status socket batches its own writes (writeText), acks and answers alike", async () => {
     const server = await startServer();
-    const pair = await openSocketPair({
+    let opened: OpenedLinkSockets<"control" | "stream"> | undefined;
+    await openLinkSockets({
+      channels: ["control", "stream"],
       urls: { control: server.url, stream: server.url },
       headers: {},
+      onOpen: (sockets) => {
+        opened = sockets;
+      },
       timers: systemTimers,
       secrets: [],
     });
+    const pair = opened!.sockets;
     cleanups.push(() => {
       pair.control.terminate();
       pair.stream.terminate();
     });
     const streams = [pair.control, pair.stream].map((socket) => (socket as unknown as { _socket: Socket })._socket);
     const corked: number[][] = [];
-    listenToSocketPair(
-      pair,
-      {
-        message: (channel, text) => {
-          sendText(pair.control, `control answers ${channel}: ${text}`);
-          sendText(pair.stream, `stream answers ${channel}: ${text}`);
-          corked.push(streams.map((stream) => stream.writableCorked));
-          sendText(pair.control, `control again ${channel}: ${text}`);
-          corked.push(streams.map((stream) => stream.writableCorked));
-        },
-        ping: () => undefined,
-        pong: () => undefined,
-        close: () => undefined,
-      },
-      [],
-    );
+    for (const channel of ["control", "stream"] as const) {
+      expect(opened!.takeEarly(channel)).toEqual([]);
+      pair[channel].on("message", (data) => {
+        const text = data.toString();
+        writeText(pair.control, `control answers ${channel}: ${text}`);
+        writeText(pair.stream, `stream answers ${channel}: ${text}`);
+        corked.push(streams.map((stream) => stream.writableCorked));
+        writeText(pair.control, `control again ${channel}: ${text}`);
+        corked.push(streams.map((stream) => stream.writableCorked));
+      });
+    }
     await until(() => server.sockets.length === 2, "both sockets");
     server.sockets[0]!.send("one");
     await until(() => server.received.length === 3, "three answers");

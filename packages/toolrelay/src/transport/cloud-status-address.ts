@@ -1,4 +1,5 @@
 import { ToolrelayError } from "../errors.js";
+import { secretForms, upgradeHeaders } from "./open-web-socket.js";
 
 /** The two status sockets of a cloud link. */
 export type CloudChannel = "control" | "stream";
@@ -70,16 +71,10 @@ export function cloudStatusUrl(address: CloudStatusAddress, channel: CloudChanne
  * removed, plus `Authorization: Bearer <apiKey>` in header mode.
  */
 export function cloudStatusHeaders(apiKey: string, mode: CloudAuthMode, extra: Record<string, string> | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(extra ?? {})) {
-    if (name.toLowerCase() !== "authorization") headers[name] = value;
-  }
-  if (mode === "header") headers.Authorization = `Bearer ${apiKey}`;
-  return headers;
+  return upgradeHeaders(extra, mode === "header" ? apiKey : undefined);
 }
 
-/** The strings that must never appear in an error, a log line or a close reason. */
+/** The strings that must never appear in an error, a log line or a close reason: the key's raw, URL- and form-encoded forms. */
 export function cloudSecrets(apiKey: string): string[] {
-  const forms = [apiKey, encodeURIComponent(apiKey), new URLSearchParams({ token: apiKey }).toString().slice("token=".length)];
-  return [...new Set(forms)].filter((form) => form.length > 0);
+  return secretForms(apiKey);
 }

@@ -32,6 +32,19 @@ export function secretForms(secret: string): string[] {
   return [...new Set(forms)].filter((form) => form.length > 0);
 }
 
+/**
+ * Upgrade headers: `extra` without any `authorization` header (whatever its case), plus
+ * `Authorization: Bearer <token>` when there is a token.
+ */
+export function upgradeHeaders(extra: Record<string, string> | undefined, token: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(extra ?? {})) {
+    if (name.toLowerCase() !== "authorization") headers[name] = value;
+  }
+  if (token) headers.Authorization = `Bearer ${token}`;
+  return headers;
+}
+
 /** Replace every secret in `text` by `[redacted]`. */
 export function redact(text: string, secrets: readonly string[] | undefined): string {
   let result = text;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyInbound } from "../../packages/toolrelay/src/transport/cloud-inbound-filter.js";
+import { classifyInbound } from "../../packages/toolrelay/src/transport/cloud-delivery.js";
 import { IdempotencyKeyCache } from "../../packages/toolrelay/src/transport/idempotency-key-cache.js";
 
 describe("classifyInbound", () => {
