@@ -79,16 +79,18 @@ describe("a port in use", PROCESS_TEST, () => {
     const port = await portInUse();
     const run = await runCli("toolrelay-relay", ["--port", String(port)]);
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toContain(`listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
-    expect(run.stderr).toMatch(/^toolrelay-relay: /);
+    expect(run.stderr).toBe(
+      `toolrelay-relay: relay: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+    );
   });
 
   it("toolrelay-openai exits 1 with the OS reason and the address", async () => {
     const [port, runtime] = await Promise.all([portInUse(), scriptedRuntime()]);
     const run = await runCli("toolrelay-openai", ["--local-url", runtime.url, "--agent-id", "agent-1", "--port", String(port)]);
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toContain(`listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
-    expect(run.stderr).toMatch(/^toolrelay-openai: /);
+    expect(run.stderr).toBe(
+      `toolrelay-openai: the bridge cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+    );
   });
 });
 
