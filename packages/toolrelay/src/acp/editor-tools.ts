@@ -19,7 +19,7 @@
  * request and applies `line` / `limit` here, so the hash and the lines shown
  * come from the same snapshot.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { defineTool, errorResult, type ClientTool } from "../tools/index.js";
 import { bufferHash, countLines, hashMatches, sliceLines } from "./editor-buffer.js";
 import { EditorRequestError, type EditorChannel } from "./editor-channel.js";

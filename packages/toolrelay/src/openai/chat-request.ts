@@ -7,7 +7,7 @@
  * so is what the OpenAI API itself refuses as a conversation that cannot have happened: a tool
  * message that answers no call of the assistant message before it.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { formatPath } from "../wire/format-issues.js";
 import { ChatApiError } from "./chat-api-error.js";
 import { normalizeToolName } from "./tool-names.js";

@@ -3,7 +3,7 @@
  * backend, agent and session options are checked by `createSession`'s own schema (so a backend
  * kind added there is accepted here as it is); the bridge's own options by the schema below.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import { validateSessionOptions } from "../session/validate-session-options.js";

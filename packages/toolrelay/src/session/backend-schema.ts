@@ -4,7 +4,7 @@
  * `sandbox`) and, for `createSessionOnLink` only, `{ kind: "link" }`. Every
  * object is strict and tied to its public option type with `satisfies`.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
 import {
   GITHUB_COMMIT,

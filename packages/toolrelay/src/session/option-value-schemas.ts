@@ -3,7 +3,7 @@
  * positive number, a function, an injected `Timers`, logger or tracer), each
  * with the message an `INVALID_OPTIONS` error shows for a wrong value.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 
 /** The zod shape of an options type: `satisfies Shape<T>` fails to compile when an option of `T` is missing. */
 export type Shape<T> = Record<keyof T, z.ZodType>;

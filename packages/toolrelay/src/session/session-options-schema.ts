@@ -8,7 +8,7 @@
  * The shapes are tied to the public option types with `satisfies`: an option
  * added to a type and forgotten here does not compile.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { backendSchema, linkOrBackendSchema } from "./backend-schema.js";
 import {
   type Shape,

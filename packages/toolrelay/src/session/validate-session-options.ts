@@ -4,7 +4,7 @@
  * `options.<path>: <problem>` line per problem, an unknown key named by its
  * own path (with the option it is probably a typo of).
  */
-import type { z } from "zod";
+import type { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
 import { flattenIssues, formatPath } from "../wire/format-issues.js";
 import type { LinkSessionOptions, SessionOptions } from "./session-options.js";

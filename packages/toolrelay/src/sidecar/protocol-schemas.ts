@@ -5,7 +5,7 @@
  * docs/sidecar.md and in test/fixtures/sidecar/schemas/ (a test keeps both
  * equal to this).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { hostFrameSchemas, type HostFrameType } from "./host-frames.js";
 import { SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
 import { sidecarFrameSchemas, type SidecarFrameType } from "./sidecar-frames.js";

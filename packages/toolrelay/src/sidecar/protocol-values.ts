@@ -8,7 +8,7 @@
  * `annotations` (`readOnlyHint`, ...) and a tool result (`content` blocks with
  * `mimeType`, and `isError`).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { isJsonObject, type JsonObject } from "../wire/json-object.js";
 
 /** The protocol version this sidecar speaks. A `hello` must offer it. */

@@ -4,7 +4,7 @@
  * ended and the outcomes of the turn's client tool calls. Table and precedence
  * in docs/sidecar.md ("Faults").
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import type { CallOutcome } from "../calls/index.js";
 import { isToolrelayError } from "../errors.js";
 import type { TurnResult } from "../session/turn.js";

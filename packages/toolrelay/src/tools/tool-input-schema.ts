@@ -11,7 +11,7 @@
  * | a plain JSON Schema      | the object itself                       | ajv (compiled once), or none with `validate: false` |
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { z } from "zod";
+import type { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
 import type { InputValidation } from "./input-issues.js";
 import { compileJsonSchemaValidator } from "./json-schema-validator.js";

@@ -17,7 +17,7 @@
  * `z.string().describe("x").min(1)` loses the description (`.min()` returns a
  * new instance). Put `.describe()` / `.meta()` last: `z.string().min(1).describe("x")`.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
 
 /** A JSON Schema object for a tool's input: always `type: "object"`. */

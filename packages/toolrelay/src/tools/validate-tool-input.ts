@@ -3,7 +3,7 @@
  * with a readable path (`city`, `items[2].name`, `(root)`) and zod's message,
  * which the model gets back so that it can correct the call.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { flattenIssues, formatPath } from "../wire/index.js";
 import { findProtoKey, invalidAt, invalidWith, protoKeyRefused, type InputValidation } from "./input-issues.js";
 import { errorText } from "./tool-result.js";

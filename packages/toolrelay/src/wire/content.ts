@@ -5,7 +5,7 @@
  * base64 `data` and a `mimeType`. Inbound content (assistant messages, tool
  * returns) is lenient: a string, or parts of any `type`, text parts checked.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { keyedUnion, type UnknownKeyed } from "./keyed-union.js";
 
 /** A text block of a tool result. */

@@ -10,7 +10,7 @@ import { formatIssues } from "./format-issues.js";
 import { inboundFrameSchemasByType, type InboundFrame } from "./inbound-frame.js";
 import { isPlainExternalToolCallRequest } from "./tool-call-frames.js";
 import { outboundFrameSchemasByType, type OutboundFrame } from "./outbound-frame.js";
-import type { z } from "zod";
+import type { z } from "zod/v4";
 
 /**
  * Relay and listener delivery fields, read from every frame that is a JSON

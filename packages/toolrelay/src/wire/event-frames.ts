@@ -6,7 +6,7 @@
  * emitted_at, idempotency_key }` (docs/protocol.md#event-envelope); snapshots may be coalesced,
  * so treat them as state, not events.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { isJsonObject, jsonObjectSchema } from "./json-object.js";
 import { inboundRuntimeScopeSchema } from "./runtime-scope.js";
 import { streamDeltaSchema } from "./stream-delta.js";

@@ -4,7 +4,7 @@
  * Messages name types and keys only, never the values (which may be tool
  * inputs or results).
  */
-import type { z } from "zod";
+import type { z } from "zod/v4";
 
 /** One concrete problem at one path (unions resolved to their closest variant). */
 export interface WireIssue {

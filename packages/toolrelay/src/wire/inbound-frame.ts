@@ -3,7 +3,7 @@
  * `type`. A frame whose `type` is not here is not an error: `decodeFrame`
  * reports it as `unknown` (runtimes add frame types).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import {
   controlRequestFrameSchema,
   streamDeltaFrameSchema,

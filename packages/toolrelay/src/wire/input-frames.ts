@@ -6,7 +6,7 @@
  * Letta Code 0.32.18's listener (docs/protocol.md#input), plus the router's
  * refusal of `type: "approval"` messages inside `create_message`.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { jsonObjectSchema } from "./json-object.js";
 import { requestIdSchema } from "./runtime-frames.js";
 import { inboundRuntimeScopeSchema, runtimeScopeSchema } from "./runtime-scope.js";

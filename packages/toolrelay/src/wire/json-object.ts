@@ -4,7 +4,7 @@
  * reads `value.constructor`, so a JSON object with its own `"constructor"` key
  * (a legitimate tool argument name) would be rejected. Nothing is copied.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 
 export type JsonObject = Record<string, unknown>;
 

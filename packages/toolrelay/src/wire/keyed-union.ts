@@ -9,7 +9,7 @@
  * schema, so errors name the real field), and keeps any other value as a
  * loose object.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { flattenIssues } from "./format-issues.js";
 
 /** What `keyedUnion` keeps for a key value it has no schema for. */

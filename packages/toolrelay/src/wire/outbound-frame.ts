@@ -3,7 +3,7 @@
  * Outbound schemas are strict: an unknown key, a wrong type, or a shape the
  * runtime would silently drop is rejected by `encodeFrame` before sending.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { inputFrameSchema, type InputFrame } from "./input-frames.js";
 import { ackFrameSchema, pingFrameSchema, type AckFrame, type PingFrame } from "./relay-frames.js";
 import {

@@ -3,7 +3,7 @@
  * docs/protocol.md#cloud-heartbeat, docs/protocol.md#transport-frames). The local app-server answers none of them: never send `ping` or
  * `ack` there (it drops them).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 
 /** C→R: app-level heartbeat on each relay socket. */
 export const pingFrameSchema = z.strictObject({ type: z.literal("ping") });

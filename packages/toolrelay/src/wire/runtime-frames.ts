@@ -8,7 +8,7 @@
  * docs/protocol.md#runtime_external_tools_update, docs/protocol.md#sync,
  * docs/protocol.md#abort_message.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { jsonObjectSchema } from "./json-object.js";
 import { externalToolsGroupSchema } from "./tool-call-frames.js";
 import { inboundRuntimeScopeSchema, runtimeScopeKey, runtimeScopeSchema } from "./runtime-scope.js";

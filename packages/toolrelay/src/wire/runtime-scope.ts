@@ -5,7 +5,7 @@
  * is lenient: the runtime may send `agent_id: null` (a conversation-only
  * runtime) and Cloud adds `acting_user_id`.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 
 /** A scope we send: `{ agent_id, conversation_id }`, both non-empty strings. */
 export const runtimeScopeSchema = z.strictObject({

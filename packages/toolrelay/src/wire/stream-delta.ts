@@ -9,7 +9,7 @@
  * 0.32.18 `createLifecycleMessageBase` deltas (client_tool_start/end, status,
  * loop_error, retry, command and slash-command start/end).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { inboundContentSchema } from "./content.js";
 import { keyedUnion, knownKeyValues, type UnknownKeyed } from "./keyed-union.js";
 import { checkToolReturns } from "./tool-returns.js";

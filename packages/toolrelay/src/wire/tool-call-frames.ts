@@ -10,7 +10,7 @@
  * array of objects and `is_error` a boolean or absent. The runtime drops any
  * other frame without a word (docs/protocol.md#silent-drops), so we reject it before sending.
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { wireContentBlockSchema } from "./content.js";
 import { isJsonObject, jsonObjectSchema } from "./json-object.js";
 import { inboundRuntimeScopeSchema } from "./runtime-scope.js";

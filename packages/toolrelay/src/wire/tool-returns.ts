@@ -14,7 +14,7 @@
  * skipped, as the runtime's own `extractCanonicalToolReturnsFromWire` skips it. A delta with no
  * usable result at all is refused by {@link checkToolReturns} (the frame is reported invalid).
  */
-import type { z } from "zod";
+import type { z } from "zod/v4";
 
 /** One result of a tool call, as a `tool_return_message` delta carries it. */
 export interface ToolReturnEntry {
