@@ -5,7 +5,7 @@
  * is strict: an unknown field is an `invalid_frame` error naming it, never
  * ignored (a typo must not silently change what a session does).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { annotationsSchema, contentBlockSchema, idSchema, jsonObject } from "./protocol-values.js";
 
 /** Opens the conversation: the protocol versions the host speaks. Must be the first frame. */

@@ -4,7 +4,7 @@
  * The sidecar checks every frame it writes against its schema in tests; a
  * host should ignore fields it does not know (later versions may add some).
  */
-import { z } from "zod";
+import { z } from "zod/v4";
 import { cancelReasonSchema, idSchema, SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
 import { toolOutcomeSchema, turnFaultSchema } from "./turn-fault.js";
 import { SIDECAR_ENCODINGS } from "./frame-encoding.js";
