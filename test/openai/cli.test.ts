@@ -7,6 +7,7 @@ import { startScriptedRuntime } from "toolrelay/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { bridgeOptionsOf, OPENAI_COMMAND, runOpenAiCli } from "../../packages/toolrelay/src/openai/cli.js";
 import { killCliProcesses, runCli } from "../support/cli-process.js";
+import { until } from "../support/wait.js";
 
 const silent = { stdout: () => {}, stderr: () => {} };
 const dir = mkdtempSync(join(tmpdir(), "openai-cli-"));
@@ -142,6 +143,7 @@ describe("toolrelay-openai checks its upstream at start", () => {
     try {
       expect(outcome.exitCode).toBe(0);
       expect(lines[0]).toBe(`OpenAI bridge listening on ${outcome.bridge!.url}\n`);
+      await until(() => runtime.connections === 0, "the check's socket to close", 5_000);
     } finally {
       await outcome.bridge?.close();
       await runtime.close();
