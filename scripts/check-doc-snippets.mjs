@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fencedBlocks } from "./markdown-blocks.mjs";
 
 const require = createRequire(import.meta.url);
 const ts = require("typescript");
@@ -31,26 +32,6 @@ function defaultFiles() {
     .filter((name) => name.endsWith(".md"))
     .map((name) => join("docs", name));
   return ["README.md", "packages/relay/README.md", "CONTRIBUTING.md", ...docs].filter((file) => existsSync(join(root, file)));
-}
-
-/** Every fenced block of a Markdown text: its info string, first code line (1-based) and code. */
-export function fencedBlocks(markdown) {
-  const blocks = [];
-  const lines = markdown.split("\n");
-  for (let index = 0; index < lines.length; index += 1) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$/.exec(lines[index]);
-    if (!open) continue;
-    const [, indent, fence, language, meta] = open;
-    const body = [];
-    let end = index + 1;
-    while (end < lines.length && !new RegExp(`^\\s*${fence[0]}{${fence.length},}\\s*$`).test(lines[end])) {
-      body.push(lines[end].startsWith(indent) ? lines[end].slice(indent.length) : lines[end]);
-      end += 1;
-    }
-    blocks.push({ language: language.toLowerCase(), meta: meta.trim(), firstLine: index + 2, code: body.join("\n") });
-    index = end;
-  }
-  return blocks;
 }
 
 const checked = (block) => (block.language === "ts" || block.language === "typescript") && !/\bfragment\b/.test(block.meta);
