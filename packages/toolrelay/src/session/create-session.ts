@@ -9,6 +9,8 @@ import { SessionTracing } from "../observability/telemetry.js";
 import { secretForms } from "../transport/open-web-socket.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
+import WebSocket from "ws";
+import { EventLoopHold } from "./event-loop-hold.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
 import { SessionTools } from "./session-tools.js";
@@ -42,7 +44,9 @@ export async function createSessionOnLink(options: LinkSessionOptions): Promise<
 }
 
 async function openSession(options: LinkSessionOptions): Promise<Session> {
-  const timers = options.timers ?? systemTimers;
+  // Everything the session opens holds the event loop only while something is in flight.
+  const hold = new EventLoopHold();
+  const timers = hold.wrap(options.timers ?? systemTimers);
   const log = new SessionLog(options.logger, secretsOf(options));
   log.write("debug", "session", "session start", { backend: options.backend.kind });
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
@@ -69,8 +73,9 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
     let emitError: (error: ToolrelayError) => void = () => undefined;
     const backend = options.backend;
     if (backend.kind === "local") {
-      const local = await createLocalBackend(backend, timers);
+      const local = await createLocalBackend({ ...backend, WebSocket: hold.webSocket(backend.WebSocket ?? WebSocket) }, timers);
       cleanups.push(() => local.dispose());
+      if (local.server) hold.adopt(local.server.process);
       link = local.link;
     } else if (backend.kind === "cloud") {
       const runtimeHint = {
@@ -78,10 +83,18 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
         conversationId: options.conversation === "new" ? undefined : options.conversation,
       };
       // HOOK (managed sandbox): `backend.sandbox` is created (or resumed) and online before the link opens.
-      const cloud = await createCloudBackend({ timers, ...backend }, runtimeHint, {
-        signal: options.signal,
-        onError: (error) => emitError(error),
-      });
+      const cloud = await createCloudBackend(
+        {
+          ...backend,
+          timers: backend.timers === undefined ? timers : hold.wrap(backend.timers),
+          WebSocket: hold.webSocket(backend.WebSocket ?? WebSocket),
+        },
+        runtimeHint,
+        {
+          signal: options.signal,
+          onError: (error) => emitError(error),
+        },
+      );
       link = cloud.link;
       sandbox = cloud.sandbox;
       if (sandbox) cleanups.push(() => sandbox!.close());
@@ -127,6 +140,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       dispose,
       onRuntime,
       sandbox,
+      hold,
     });
     emitError = (error) => session.emit("error", error);
     try {

@@ -4,6 +4,7 @@ import type { Timers } from "../internal/timers.js";
 import type { SessionObserver } from "../observability/session-observer.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
+import type { EventLoopHold } from "./event-loop-hold.js";
 import type { RuntimeStartInput } from "./runtime-start-frame.js";
 import type { SessionTools } from "./session-tools.js";
 import type { SessionOptions } from "./session-options.js";
@@ -39,4 +40,6 @@ export interface SessionParts {
   onRuntime?(runtime: RuntimeScope): void;
   /** A cloud backend's managed sandbox: refreshed before each turn; a gone one fails the turn (SANDBOX_EXPIRED). */
   sandbox?: { readonly info: ManagedSandboxInfo; beforeTurn(): Promise<void> };
+  /** Whether the session keeps the process alive; the session holds it while something is in flight. Default: always held. */
+  hold?: EventLoopHold;
 }

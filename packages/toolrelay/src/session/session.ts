@@ -1,11 +1,11 @@
 import { EventEmitter } from "eventemitter3";
 import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
 import { ToolrelayError, asToolrelayError } from "../errors.js";
-import { RequestTracker } from "../transport/request-tracker.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
 import type { FrameEnvelope, InboundFrame } from "../wire/index.js";
 import { ApprovalResponder } from "./approval-responder.js";
 import { CloseDrain } from "./close-drain.js";
+import { HeldRequestTracker } from "./held-request-tracker.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
 import type { SessionEvents } from "./session-events.js";
@@ -24,7 +24,7 @@ export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js
 export class Session extends EventEmitter<SessionEvents> {
   #parts: SessionParts;
   #link: RuntimeLink;
-  #tracker: RequestTracker;
+  #tracker: HeldRequestTracker;
   #registration: RuntimeRegistration;
   #own: OwnRuntime;
   #dispatcher: ToolCallDispatcher;
@@ -34,6 +34,9 @@ export class Session extends EventEmitter<SessionEvents> {
   #closing: Promise<void> | undefined;
   #drain: CloseDrain;
   #callerSignalCleanup: (() => void) | undefined;
+  /** Registered with the runtime (`start` resolved): from then on, an idle session lets the process exit. */
+  #started = false;
+  #turnActive = false;
 
   /** @internal Use `createSession`. */
   static create(parts: SessionParts): Session {
@@ -45,7 +48,8 @@ export class Session extends EventEmitter<SessionEvents> {
     super();
     this.#parts = parts;
     this.#link = parts.link;
-    this.#tracker = new RequestTracker(parts.link, parts.timers);
+    this.#tracker = new HeldRequestTracker(parts.link, parts.timers);
+    this.#tracker.onChange(() => this.#updateHold());
     this.#registration = new RuntimeRegistration(this.#tracker, parts.startInput, () => parts.tools.wireGroups(), parts.requestTimeoutMs);
     const options = parts.options;
     this.#own = new OwnRuntime(parts.expectedRuntime);
@@ -87,7 +91,11 @@ export class Session extends EventEmitter<SessionEvents> {
       sentResponse: (toolCallId) => this.#dispatcher.sentResponse(toolCallId),
       pendingCalls: () => this.#dispatcher.table.runningCount,
       probe: (runtime) => this.#link.send({ type: "sync", runtime, recover_approvals: false, force_device_status: false }),
-      onActiveChange: (active) => this.#link.setTurnActive?.(active),
+      onActiveChange: (active) => {
+        this.#turnActive = active;
+        this.#updateHold();
+        this.#link.setTurnActive?.(active);
+      },
       stallProbeMs: options.turnStallProbeMs ?? 5_000,
     });
     this.#starter = new TurnStarter({
@@ -186,6 +194,23 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#parts.options.signal?.aborted) throw new ToolrelayError("ABORTED", "the session's signal was already aborted");
     await this.#link.connect();
     await this.#register();
+    this.#started = true;
+    this.#updateHold();
+  }
+
+  /**
+   * Hold the event loop while something of the session is in flight (starting, a turn, a client
+   * tool call, a request, closing); let the process exit while the session is idle, so that a
+   * script that forgets `close()` still ends (docs/getting-started.md#6-close).
+   */
+  #updateHold(): void {
+    const busy =
+      !this.#started ||
+      this.#closing !== undefined ||
+      this.#turnActive ||
+      this.#dispatcher.table.runningCount > 0 ||
+      this.#tracker.pendingCount > 0;
+    this.#parts.hold?.set(busy);
   }
 
   async #register(): Promise<void> {
@@ -212,6 +237,7 @@ export class Session extends EventEmitter<SessionEvents> {
   /** Close the session: pending tool calls are answered as cancelled, the link closes, and whatever the session started is stopped. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= this.#close();
+    this.#updateHold();
     return this.#closing;
   }
 
@@ -236,6 +262,12 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   #onFrame(frame: InboundFrame, envelope: FrameEnvelope | undefined): void {
+    this.#route(frame, envelope);
+    // A call started (a request) or ended (the runtime answers a response with frames of its own).
+    this.#updateHold();
+  }
+
+  #route(frame: InboundFrame, envelope: FrameEnvelope | undefined): void {
     switch (frame.type) {
       case "external_tool_call_request":
         this.#drain.requestArrived();
