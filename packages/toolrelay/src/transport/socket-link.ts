@@ -113,7 +113,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
           heartbeat.proof === "answers"
             ? `no answer to a ping on the ${channel} socket for ${silentForMs} ms: link presumed half-open`
             : `no traffic on the ${channel} socket for ${silentForMs} ms after a ping: link presumed dead`;
-        if (sockets) this.#guard(() => this.#drop(sockets, why));
+        if (sockets) this.#drop(sockets, why);
       },
     });
     this.#reconnect = new ReconnectController({
@@ -127,7 +127,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
           return;
         }
         this.#setState("open");
-        this.emit("reconnected");
+        this.#emitEvent("reconnected");
       },
       onAttemptFailed: (error) => this.#emitError(this.#asLinkError(error)),
       isFatal: (error) => options.fatal.some((code) => isToolrelayError(error, code)),
@@ -250,7 +250,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
       });
       socket.on("close", (code, reason) => {
         const detail = redact([reason.toString(), lastError].filter(Boolean).join("; "), this.#options.secrets);
-        this.#guard(() => this.#closed(sockets, channel, code, detail));
+        this.#closed(sockets, channel, code, detail);
       });
       return { channel, receive };
     });
@@ -288,15 +288,6 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
     this.#reconnect.schedule();
   }
 
-  /** Run a step of a socket or timer callback; a throwing event listener is reported, never re-thrown into `ws` or a timer. */
-  #guard(step: () => void): void {
-    try {
-      step();
-    } catch (error) {
-      this.#listenerThrew("event", error);
-    }
-  }
-
   #listenerThrew(kind: "frame" | "event", error: unknown): void {
     const message = `a link ${kind} listener threw: ${redact(String(error), this.#options.secrets)}`;
     this.#emitError(new ToolrelayError("LISTENER_FAILED", message, { cause: error }));
@@ -322,7 +313,19 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
     const previous = this.#state;
     if (previous === state) return;
     this.#state = state;
-    this.emit("state", state, previous);
+    this.#emitEvent("state", state, previous);
+  }
+
+  /**
+   * Emit a `state` or `reconnected` event. A listener that throws is reported (LISTENER_FAILED) and
+   * the link carries on: it runs inside socket and timer callbacks, and mid-way through a drop.
+   */
+  #emitEvent<Name extends "state" | "reconnected">(name: Name, ...args: RuntimeLinkEvents[Name]): void {
+    try {
+      (this.emit as (name: Name, ...args: RuntimeLinkEvents[Name]) => boolean)(name, ...args);
+    } catch (error) {
+      this.#listenerThrew("event", error);
+    }
   }
 }
 
