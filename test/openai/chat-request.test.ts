@@ -72,7 +72,13 @@ describe("parseChatRequest", () => {
     ],
     [
       "a tool message with no assistant message before it",
-      { model: "m", messages: [{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "c1", content: "x" }] },
+      {
+        model: "m",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "tool", tool_call_id: "c1", content: "x" },
+        ],
+      },
       "unknown_tool_call",
       /messages\[1\]: the tool message answers the call "c1", but there is no assistant message with tool_calls before it/,
     ],

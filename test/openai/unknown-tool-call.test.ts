@@ -91,7 +91,10 @@ describe("a tool message for a call that was never made", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: "letta-code", messages }),
       });
-    const lone = await post([{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "call_x", content: "A" }]);
+    const lone = await post([
+      { role: "user", content: "hi" },
+      { role: "tool", tool_call_id: "call_x", content: "A" },
+    ]);
     expect(lone.status).toBe(400);
     expect(await lone.json()).toEqual({
       error: {
@@ -103,7 +106,11 @@ describe("a tool message for a call that was never made", () => {
     });
     const other = await post([
       { role: "user", content: "hi" },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_a", type: "function", function: { name: "read_file", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_a", type: "function", function: { name: "read_file", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "call_a", content: "A" },
       { role: "tool", tool_call_id: "call_b", content: "B" },
     ]);
