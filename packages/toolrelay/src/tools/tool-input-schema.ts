@@ -5,7 +5,8 @@
  *
  * | `inputSchema`            | advertised                              | validated by                 |
  * | ------------------------ | --------------------------------------- | ---------------------------- |
- * | a zod schema             | `z.toJSONSchema(schema, { io: "input" })` | zod (`z.safeParse`)          |
+ * | a zod 4 schema           | `z.toJSONSchema(schema, { io: "input" })` | zod (`z.safeParse`)          |
+ * | a zod 3 schema           | `zod3JsonSchema(schema)` (same shapes)  | zod 3 (`schema.safeParse`)   |
  * | a Standard Schema v1     | `jsonSchema` given beside it, or the    | the library's own `validate` |
  * |                          | schema's Standard JSON Schema converter |                              |
  * | a plain JSON Schema      | the object itself                       | ajv (compiled once), or none with `validate: false` |
@@ -17,7 +18,8 @@ import type { InputValidation } from "./input-issues.js";
 import { compileJsonSchemaValidator } from "./json-schema-validator.js";
 import { convertStandardJsonSchema, isStandardSchema, jsonSchemaConverterOf, validateStandardInput } from "./standard-schema-input.js";
 import { asToolJsonSchema, toolJsonSchema, type ToolJsonSchema } from "./tool-json-schema.js";
-import { validateToolInput } from "./validate-tool-input.js";
+import { validateToolInput, validateZod3Input } from "./validate-tool-input.js";
+import { isZod3Schema, Zod3ConversionError, zod3JsonSchema, type Zod3Schema } from "./zod3-json-schema.js";
 
 /** A plain JSON Schema object describing a tool's arguments (`type: "object"` at the root). */
 export interface JsonSchemaObject {
@@ -77,6 +79,12 @@ export function resolveToolInput(inputSchema: unknown, options: ResolveToolInput
     const schema = inputSchema;
     return { kind: "zod", jsonSchema: toolJsonSchema(schema), validateInput: (input) => validateToolInput(schema, input) };
   }
+  if (isZod3Schema(inputSchema)) {
+    if (jsonSchema !== undefined) throw invalid("jsonSchema is generated from a zod schema; remove it");
+    if (validate !== undefined) throw invalid("validate applies to a JSON Schema inputSchema only; a zod schema always validates");
+    const schema = inputSchema;
+    return { kind: "zod", jsonSchema: zod3ToolJsonSchema(schema), validateInput: (input) => validateZod3Input(schema, input) };
+  }
   if (isStandardSchema(inputSchema)) {
     if (validate !== undefined) throw invalid("validate applies to a JSON Schema inputSchema only; a Standard Schema always validates");
     const schema = inputSchema;
@@ -100,6 +108,20 @@ export function resolveToolInput(inputSchema: unknown, options: ResolveToolInput
   );
 }
 
+function zod3ToolJsonSchema(schema: Zod3Schema): ToolJsonSchema {
+  let converted: Record<string, unknown>;
+  try {
+    converted = zod3JsonSchema(schema);
+  } catch (error) {
+    const where = error instanceof Zod3ConversionError ? " at " : ": ";
+    throw invalid(
+      `the zod 3 input schema cannot be described as JSON Schema${where}${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  }
+  return asToolJsonSchema(converted, "z.object({...})");
+}
+
 function standardJsonSchema(schema: StandardSchemaV1, explicit: unknown): ToolJsonSchema {
   if (explicit !== undefined) {
     if (!isPlainObject(explicit)) throw invalid('jsonSchema must be a JSON Schema object ({ type: "object", ... })');
@@ -116,7 +138,7 @@ function standardJsonSchema(schema: StandardSchemaV1, explicit: unknown): ToolJs
   }
   let converted: unknown;
   try {
-    converted = convertStandardJsonSchema(converter);
+    converted = convertStandardJsonSchema(converter, vendor);
   } catch (error) {
     throw invalid(
       `the ${vendor} schema cannot be described as JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
@@ -126,7 +148,7 @@ function standardJsonSchema(schema: StandardSchemaV1, explicit: unknown): ToolJs
   return asToolJsonSchema(converted, `a ${vendor} object schema`);
 }
 
-/** `true` for a zod 4 schema (it has `_zod.def`). */
+/** `true` for a zod 4 schema (it has `_zod.def`). A zod 3 schema is `isZod3Schema`'s. */
 export function isZodSchema(value: unknown): value is z.ZodType {
   if (typeof value !== "object" || value === null) return false;
   const internals = (value as { _zod?: unknown })._zod;
