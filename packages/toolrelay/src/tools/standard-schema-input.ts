@@ -9,6 +9,10 @@
  *    `toStandardJsonSchema(schema)` from `@valibot/to-json-schema`), asked for
  *    draft 2020-12 first and draft-07 if the library refuses that target.
  *
+ * A converter that describes a type it cannot convert as `{}` (arktype's, for a `Date`) is made
+ * to mark it instead, and the schema is refused: `{}` would tell the model "any value" for a field
+ * the validator then refuses every time.
+ *
  * Without either, `defineTool` refuses the definition: the SDK never guesses
  * a schema the model would be told about.
  */
@@ -36,20 +40,94 @@ export function jsonSchemaConverterOf(schema: StandardSchemaV1): StandardJSONSch
 }
 
 /**
+ * Where a converter writes a type it has no JSON form for (see {@link strictLibraryOptions}); the
+ * walk below finds it and refuses the schema.
+ */
+const noJsonFormKey = "x-toolrelay-no-json-form";
+
+/**
+ * Library options that make a converter mark what it cannot convert instead of describing it as
+ * `{}` (any value), by vendor. arktype's Standard JSON Schema converter falls back to `{}` for a
+ * `Date`, a `bigint`, a `Map`, an `instanceof` class, a symbol and an `undefined` unit; its other
+ * fallbacks (a `.narrow()` predicate, a morph's output, a default JSON cannot hold) keep the
+ * input's JSON Schema, as zod 4 does for refinements, and are left as arktype has them. Other
+ * libraries throw for what they cannot convert (valibot, zod).
+ */
+const strictLibraryOptions: Readonly<Record<string, Record<string, unknown>>> = {
+  arktype: {
+    fallback: {
+      date: () => ({ [noJsonFormKey]: "a Date" }),
+      domain: (context: { domain?: unknown }) => ({ [noJsonFormKey]: `a ${String(context.domain)}` }),
+      proto: (context: { proto?: { name?: unknown } }) => ({
+        [noJsonFormKey]: `an instance of ${typeof context.proto?.name === "string" && context.proto.name !== "" ? context.proto.name : "a class"}`,
+      }),
+      symbolKey: () => ({ [noJsonFormKey]: "a symbol key" }),
+      unit: (context: { unit?: unknown }) => ({ [noJsonFormKey]: `the ${typeof context.unit} ${String(context.unit)}` }),
+    },
+  },
+};
+
+/**
  * The input JSON Schema from the schema's converter: draft 2020-12, or
  * draft-07 when the library throws for 2020-12. Throws the library's error
- * when it supports neither (e.g. a transform it cannot describe).
+ * when it supports neither (e.g. a transform it cannot describe), and an `Error` naming every
+ * path whose type has no JSON form when the converter would have offered it as `{}` (arktype).
  */
-export function convertStandardJsonSchema(converter: StandardJSONSchemaV1.Converter): Record<string, unknown> {
+export function convertStandardJsonSchema(converter: StandardJSONSchemaV1.Converter, vendor = ""): Record<string, unknown> {
+  const libraryOptions = Object.hasOwn(strictLibraryOptions, vendor) ? strictLibraryOptions[vendor] : undefined;
+  const convert = (target: StandardJSONSchemaV1.Target) =>
+    converter.input(libraryOptions === undefined ? { target } : { target, libraryOptions });
+  let converted: Record<string, unknown>;
   try {
-    return converter.input({ target: "draft-2020-12" });
+    converted = convert("draft-2020-12");
   } catch (error) {
     try {
-      return converter.input({ target: "draft-07" });
+      converted = convert("draft-07");
     } catch {
       throw error;
     }
   }
+  const unconvertible = typesWithoutJsonForm(converted);
+  if (unconvertible.length > 0) {
+    throw new Error(
+      `it has types JSON Schema cannot express, which its converter would offer the model as {} (any value): ${unconvertible.join(", ")}. ` +
+        'Accept a JSON type there and convert it in the schema (for a date, arktype\'s "string.date.iso.parse" reads an ISO string into a Date), ' +
+        "or leave the field out of the tool's input",
+    );
+  }
+  return converted;
+}
+
+/** `when (a Date)`, `items[] (a bigint)`, ... for every place the converter marked. */
+function typesWithoutJsonForm(schema: unknown): string[] {
+  const found: string[] = [];
+  const visit = (node: unknown, path: string): void => {
+    if (typeof node !== "object" || node === null) return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, path);
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    if (typeof record[noJsonFormKey] === "string") {
+      found.push(`${path === "" ? "(root)" : path} (${record[noJsonFormKey]})`);
+      return;
+    }
+    for (const [key, value] of Object.entries(record)) {
+      if ((key === "properties" || key === "patternProperties") && typeof value === "object" && value !== null) {
+        for (const [name, property] of Object.entries(value)) visit(property, joinPath(path, name));
+      } else if (key === "items" || key === "prefixItems" || key === "additionalItems") visit(value, `${path}[]`);
+      else if (key === "additionalProperties") visit(value, `${path}[*]`);
+      else visit(value, path);
+    }
+  };
+  visit(schema, "");
+  return found;
+}
+
+function joinPath(path: string, name: string): string {
+  const key = /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name);
+  if (key.startsWith('"')) return `${path}[${key}]`;
+  return path === "" ? key : `${path}.${key}`;
 }
 
 /**
