@@ -10,6 +10,7 @@
  * what the SDK reports.
  */
 import type { WireContentBlock } from "../wire/index.js";
+import { binaryResultOf, describeBinary, isBinaryData } from "./binary-result.js";
 import { clampToolText, DEFAULT_MAX_RESULT_CHARS, validateMaxChars } from "./clamp-tool-text.js";
 
 /** A tool result with explicit content blocks, and `isError: true` for a failure the model should read. */
@@ -34,6 +35,8 @@ export type ToolReturnObject = object & {
  * - a `string` — sent as one text block;
  * - a {@link ToolResult} (`{ content, isError? }`) or an array of content blocks — sent as they are;
  * - `undefined` (or nothing) — sent as the text `(no output)`;
+ * - a `Buffer`, `Uint8Array` or `ArrayBuffer` holding a PNG, JPEG, GIF or WebP image — sent as
+ *   that image (other bytes are a tool error saying what to return instead);
  * - any other JSON value — sent as `JSON.stringify(value, null, 2)`.
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: `void` lets `async execute() {}` (Promise<void>) type-check
@@ -78,6 +81,9 @@ export function errorResult(message: string): ToolResult {
  * - `string` → one text block (`""` → `(no output)`);
  * - `undefined` → `(no output)`;
  * - an `Error` instance → an error result with its message;
+ * - binary data (`Buffer`, `Uint8Array`, `ArrayBuffer`) → an image block when its first bytes
+ *   are a PNG, JPEG, GIF or WebP file's, else an error result saying what to return (see
+ *   `binary-result.ts`); binary data inside an object or array is an error result too;
  * - a non-empty array whose every item is an object with `type` `"text"` or
  *   `"image"` → content blocks (each must be valid);
  * - an object with exactly `content` (an array) and optionally `isError` →
@@ -103,6 +109,10 @@ function normalizeValue(value: unknown, maxTextChars: number): NormalizedToolRes
   if (typeof value === "string") return normalizedText(value, false, maxTextChars);
   if (value === undefined) return fromBlocks([], false, maxTextChars);
   if (value instanceof Error) return failure(errorText(value), maxTextChars);
+  if (isBinaryData(value)) {
+    const binary = binaryResultOf(value);
+    return binary.ok ? fromBlocks([binary.block], false, maxTextChars) : failure(binary.reason, maxTextChars);
+  }
   if (Array.isArray(value) && looksLikeContentBlocks(value)) {
     return fromUncheckedBlocks(value, false, maxTextChars);
   }
@@ -169,6 +179,9 @@ function checkBlock(item: unknown): WireContentBlock | string {
   }
   if (item.type === "image") {
     const { data, mimeType } = item;
+    if (isBinaryData(data)) {
+      return `(image) needs base64 "data" as a non-empty string, got ${describeBinary(data)} (encode it: Buffer.from(bytes).toString("base64"))`;
+    }
     if (typeof data !== "string" || data === "") return `(image) needs base64 "data" as a non-empty string`;
     if (typeof mimeType !== "string" || !mimeType.startsWith("image/")) {
       return `(image) needs a "mimeType" such as "image/png"`;
@@ -200,8 +213,17 @@ type JsonText = { ok: true; text: string | undefined } | { ok: false; reason: st
 
 /** `JSON.stringify(value, null, 2)` that reports what it cannot represent instead of dropping it. */
 function serializeJson(value: unknown): JsonText {
-  const replacer = (key: string, item: unknown): unknown => {
+  // A function, not an arrow: `this` is the holder, whose `this[key]` is the value before its
+  // `toJSON` ran (a Buffer's toJSON turns it into `{ type: "Buffer", data: [...] }`).
+  const replacer = function (this: unknown, key: string, item: unknown): unknown {
     const where = key === "" ? "" : ` (at key ${JSON.stringify(key)})`;
+    const original: unknown = typeof this === "object" && this !== null ? (this as Record<string, unknown>)[key] : item;
+    if (isBinaryData(original)) {
+      throw new UnsupportedValue(
+        `it contains ${describeBinary(original)}${where}, which JSON would send as a list of numbers; ` +
+          'return an image as its own block ({ type: "image", data: <base64>, mimeType }) or turn the bytes into text',
+      );
+    }
     if (typeof item === "function") throw new UnsupportedValue(`it contains a function${where}`);
     if (typeof item === "symbol") throw new UnsupportedValue(`it contains a symbol${where}`);
     if (typeof item === "bigint") throw new UnsupportedValue(`it contains a BigInt${where}; convert it to a string or number`);
