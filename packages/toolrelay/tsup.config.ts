@@ -13,6 +13,8 @@ const shared: Options = {
   platform: "node",
   splitting: true,
   treeshake: true,
+  // Classes keep their names (esbuild renames a class that refers to itself: `_ToolrelayError`, which is what Node printed for an uncaught error).
+  keepNames: true,
   tsconfig: "tsconfig.build.json",
   // p-timeout is ESM-only: bundled, so the CommonJS build loads under Jest 30 and plain
   // `require` (Jest's module system has no require(esm)). It is a devDependency for this reason
