@@ -72,4 +72,20 @@ describe("runtime errors through the real app-server", () => {
     expect(result.stopReason).toBe("llm_api_error");
     expect(result.error).toBe('500: {"message":"model exploded","type":"server_error"}');
   }, 90_000);
+
+  it("an agent, a conversation or an address path the local server does not have is NOT_FOUND, as on the cloud backend", async () => {
+    const agent = "agent-00000000-0000-4000-8000-000000000000";
+    await expect(createSession({ backend: { kind: "local", url: peer.url }, agent: { id: agent } })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: `the runtime refused runtime_start: Agent ${agent} not found`,
+      details: { agentId: agent },
+    });
+    const session = await open(model.modelHandle);
+    await expect(
+      createSession({ backend: { kind: "local", url: peer.url }, agent: { id: session.agentId }, conversation: "local-conv-99" }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND", details: { conversationId: "local-conv-99" } });
+    await expect(
+      createSession({ backend: { kind: "local", url: peer.url.replace(/\/ws$/, "/nope") }, agent: { id: session.agentId } }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND", details: { status: 404 } });
+  });
 });

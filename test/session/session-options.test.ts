@@ -91,8 +91,29 @@ describe("createSession: bad options are refused before anything starts", () => 
       }
     });
     await expect(createSession({ backend: { kind: "local", url: server.url }, agent: { id: "agent-x" } })).rejects.toMatchObject({
-      code: "REQUEST_FAILED",
+      code: "NOT_FOUND",
       message: expect.stringContaining("Agent agent-x not found"),
+      details: { agentId: "agent-x" },
+    });
+  });
+
+  it("a runtime_start refusal that names nothing missing stays REQUEST_FAILED (NOT_FOUND is only for a named agent or conversation)", async () => {
+    const server = await rawRuntime((frame, reply) => {
+      if (frame.type === "runtime_start") {
+        reply({
+          type: "runtime_start_response",
+          request_id: frame.request_id,
+          success: false,
+          runtime: null,
+          agent: null,
+          conversation: null,
+          error: "Agent store is locked",
+        });
+      }
+    });
+    await expect(createSession({ backend: { kind: "local", url: server.url }, agent: { id: "agent-x" } })).rejects.toMatchObject({
+      code: "REQUEST_FAILED",
+      message: expect.stringContaining("Agent store is locked"),
     });
   });
 

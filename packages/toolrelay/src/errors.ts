@@ -25,7 +25,7 @@ export type ToolrelayErrorCode =
   | "UNAUTHORIZED"
   /** The runtime did not answer a request before its deadline. */
   | "REQUEST_TIMEOUT"
-  /** The runtime answered a request with `success: false`. */
+  /** The runtime answered a request with `success: false` (a missing agent or conversation is `NOT_FOUND`). */
   | "REQUEST_FAILED"
   /** The link closed while a request was waiting for its answer. */
   | "CONNECTION_CLOSED"
@@ -43,7 +43,10 @@ export type ToolrelayErrorCode =
   | "INVALID_FRAME"
   /** A Letta REST call failed. */
   | "REST_FAILED"
-  /** The named cloud environment, agent or conversation does not exist. */
+  /**
+   * Something the options name does not exist where they point, on every backend: the agent, the
+   * conversation, the cloud environment, or the address's path (HTTP 404 on the upgrade).
+   */
   | "NOT_FOUND"
   /** An event listener of the caller (or of the session on a link) threw; the link stayed up. */
   | "LISTENER_FAILED"

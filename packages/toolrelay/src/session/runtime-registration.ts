@@ -5,6 +5,9 @@ import type { ExternalToolsGroup, RuntimeScope } from "../wire/index.js";
 import { scopeOf } from "./runtime-scope-of.js";
 import { buildRuntimeStartFrame, type RuntimeStartInput } from "./runtime-start-frame.js";
 
+/** The runtime's answer to a `runtime_start` naming an agent or conversation it does not have (Letta Code 0.32: `Agent <id> not found`). */
+const MISSING = /^(Agent|Conversation) (\S+) not found$/;
+
 /**
  * Registers the session's runtime and its full tool set: `runtime_start` (at
  * connect and after every reconnect) and `runtime_external_tools_update` (the
@@ -34,8 +37,13 @@ export class RuntimeRegistration {
     const frame = buildRuntimeStartFrame({ ...this.#input, tools: this.#tools(), runtime: known });
     const response = await this.#tracker.request(frame, { responseType: "runtime_start_response", timeoutMs: this.#timeoutMs });
     if (!response.success || !response.runtime) {
-      throw new ToolrelayError("REQUEST_FAILED", `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
-        details: { error: response.error },
+      const missing = MISSING.exec(response.error ?? "");
+      // One rule for every backend (docs/errors.md): something the options name that does not exist is NOT_FOUND.
+      const code = missing ? "NOT_FOUND" : "REQUEST_FAILED";
+      throw new ToolrelayError(code, `the runtime refused runtime_start: ${response.error ?? "no reason given"}`, {
+        details: missing
+          ? { error: response.error, [missing[1] === "Agent" ? "agentId" : "conversationId"]: missing[2] }
+          : { error: response.error },
       });
     }
     return scopeOf(response.runtime)!;
