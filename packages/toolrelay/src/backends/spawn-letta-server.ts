@@ -61,13 +61,14 @@ export function spawnLettaServer(options: SpawnLettaServerOptions = {}, timers: 
       await exited;
       timers.clearTimeout(timer);
     };
-    const fail = (message: string, cause?: unknown) => {
+    const fail = (message: string, cause?: unknown, details?: Record<string, unknown>) => {
       if (settled) return;
       settled = true;
       timers.clearTimeout(deadline);
       void stop();
       const tail = output.split("\n").slice(-20).join("\n");
-      reject(new ToolrelayError("SPAWN_FAILED", `${message}\n--- server output ---\n${tail}`, { cause }));
+      const shown = tail.trim() === "" ? message : `${message}\n--- server output ---\n${tail}`;
+      reject(new ToolrelayError("SPAWN_FAILED", shown, { cause, ...(details ? { details } : {}) }));
     };
     const deadline = timers.setTimeout(
       () => fail(`${command} printed no "Listening on" line within ${startupTimeoutMs} ms`),
@@ -90,7 +91,19 @@ export function spawnLettaServer(options: SpawnLettaServerOptions = {}, timers: 
     child.stderr?.on("data", (chunk: Buffer) => {
       if (!settled) output += chunk.toString();
     });
-    child.once("error", (error) => fail(`cannot start ${command}: ${error.message}`, error));
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") fail(notFound(command), error, { command, errno: error.code });
+      else fail(`cannot start ${command}: ${error.message}`, error, error.code ? { command, errno: error.code } : { command });
+    });
     child.once("exit", (code, signal) => fail(`${command} exited before listening (code ${code}, signal ${signal})`));
   });
+}
+
+/** The message for a command that is not there: what to install, where the docs say how, and the option that names another command. */
+function notFound(command: string): string {
+  const what = command === "letta" ? "the Letta Code CLI (`letta`)" : `\`${command}\``;
+  return (
+    `cannot start ${what}: it was not found (spawn ${command} ENOENT; looked up on PATH). ` +
+    "Install Letta Code as docs/getting-started.md shows, or name the command to run with `spawn: { command, commandArgs }`"
+  );
 }
