@@ -66,11 +66,49 @@ describe("frames the sidecar cannot use", () => {
       ],
       ["a second hello", () => host.send({ type: "hello", versions: [1] }), { code: "hello_repeated" }],
       [
+        "an image by URL",
+        () =>
+          host.send({
+            type: "send",
+            session: "s",
+            turn: "x",
+            message: [{ type: "image", source: { type: "url", url: "https://a/b.png" } }],
+          }),
+        { code: "invalid_frame", frame_type: "send", message: expect.stringContaining("message[0].source.type") },
+      ],
+      [
+        "an image as a data: URL",
+        () =>
+          host.send({
+            type: "send",
+            session: "s",
+            turn: "x",
+            message: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "data:image/png;base64,iVBORw0KGgo=" } }],
+          }),
+        { code: "invalid_frame", message: expect.stringContaining("without a data: prefix") },
+      ],
+      [
+        "an image of a type the runtime does not take",
+        () =>
+          host.send({
+            type: "send",
+            session: "s",
+            turn: "x",
+            message: [{ type: "image", source: { type: "base64", media_type: "image/bmp", data: "Qk0=" } }],
+          }),
+        { code: "invalid_frame", message: expect.stringContaining("message[0].source.media_type") },
+      ],
+      [
         "an answer to no call",
         () => host.send({ type: "tool_result", session: "s", call: "call-999", content: [] }),
         { code: "unknown_call", call: "call-999" },
       ],
       ["an unknown session", () => host.send({ type: "abort", session: "nope" }), { code: "unknown_session", session: "nope" }],
+      [
+        "an answer in a session that is not open",
+        () => host.send({ type: "tool_error", session: "nope", call: "call-999", message: "x" }),
+        { code: "unknown_session", session: "nope", call: "call-999" },
+      ],
       [
         "a session opened twice",
         () => host.send({ type: "open_session", session: "s", backend: { kind: "local", url: runtime.url }, agent: { id: "a" } }),
@@ -131,6 +169,11 @@ describe("hello and open_session", () => {
     ).toMatchObject({
       code: "hello_required",
       session: "s",
+    });
+    // Its fields are not looked at before hello: the order is wrong first.
+    expect(await errorAfter(host, () => host.send({ type: "open_session", session: "s", backend: {}, tols: [] }))).toMatchObject({
+      code: "hello_required",
+      frame_type: "open_session",
     });
     expect(await errorAfter(host, () => host.send({ type: "hello", versions: [2, 3] }))).toMatchObject({
       code: "unsupported_version",

@@ -3,7 +3,8 @@
  * peer (its local backend, `LLAMA_CPP_BASE_URL=<server.url>`). It records every chat request
  * and answers from a per-test script: plain text, or tool calls the peer then executes.
  *
- * Routes: `GET /v1/models` (one model), `GET /props` (404, like a non-llama.cpp server),
+ * Routes: `GET /v1/models` (one model), `GET /props` (404, like a non-llama.cpp server; with
+ * `vision: true`, llama.cpp's answer for a model that takes images),
  * `POST /v1/chat/completions` (server-sent events when `stream: true`, JSON otherwise).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -86,6 +87,12 @@ export interface ScriptedModelServerOptions {
   modelId?: string;
   /** Initial script. Default {@link defaultModelScript}. */
   script?: ModelScript;
+  /**
+   * Say at `GET /props`, as llama.cpp does, that the model takes images (`modalities.vision`):
+   * the peer then sends a user's images on instead of "(image omitted: model does not support
+   * images)". Default `false` (404 there).
+   */
+  vision?: boolean;
 }
 
 export interface ScriptedModelServer {
@@ -300,6 +307,10 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
         object: "list",
         data: [{ id: modelId, object: "model", created: 0, owned_by: "toolrelay-tests" }],
       });
+      return;
+    }
+    if (request.method === "GET" && path === "/props" && options.vision === true) {
+      sendJson(response, 200, { modalities: { vision: true } });
       return;
     }
     if (request.method === "POST" && (path === "/v1/chat/completions" || path === "/chat/completions")) {

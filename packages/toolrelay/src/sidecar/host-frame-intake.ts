@@ -3,8 +3,13 @@
  * bytes are cut into frames, each body is decoded, its `type` looked up and
  * the frame checked against that type's schema; a frame that fails on the way
  * is answered with an `error` frame (`frame_too_large`, `malformed_frame`,
- * `unknown_frame_type`, `invalid_frame`) and skipped, and the next one is read
- * as usual. What passes goes to `onFrame`, in the order it arrived.
+ * `unknown_frame_type`, `hello_required`, `invalid_frame`) and skipped, and the
+ * next one is read as usual. What passes goes to `onFrame`, in the order it
+ * arrived.
+ *
+ * Before the host's `hello` is answered, a frame of any known type but `hello`
+ * and `shutdown` gets `hello_required` whatever its fields: it would be refused
+ * even with good ones, and the host's first fix is the order.
  */
 import { formatIssues } from "../wire/format-issues.js";
 import type { Diagnostics } from "./diagnostics.js";
@@ -19,6 +24,9 @@ import { errorFrame, type ErrorFrameAbout, type SidecarFrame } from "./sidecar-f
 /** The ids a frame carries (for the error frames about it). */
 export type HostFrameIds = ReturnType<typeof idsOf>;
 
+/** The frames that work before `hello` (every other known type gets `hello_required` then). */
+const BEFORE_HELLO: ReadonlySet<string> = new Set<HostFrameType>(["hello", "shutdown"]);
+
 export interface HostFrameIntakeOptions {
   /** Cuts the input into frame bodies; its `maxFrameBytes` is the limit. */
   reader: FrameReader;
@@ -29,6 +37,8 @@ export interface HostFrameIntakeOptions {
   hostCalls: HostCalls;
   /** Write a frame to the host (here: the error frames). */
   send: (frame: SidecarFrame) => void;
+  /** Whether the host's `hello` was answered (`welcome`). */
+  greeted: () => boolean;
   /** A frame that passed its schema, with its ids. */
   onFrame: (frame: HostFrame, ids: HostFrameIds) => void;
 }
@@ -90,6 +100,10 @@ export class HostFrameIntake {
         `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}`,
         { frame_type: null, ...ids },
       );
+      return;
+    }
+    if (!BEFORE_HELLO.has(type) && !this.#options.greeted()) {
+      this.#error("hello_required", "the first frame must be hello", { frame_type: type, ...ids });
       return;
     }
     const schema = hostFrameSchemas[type as HostFrameType];

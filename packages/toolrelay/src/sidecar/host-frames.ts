@@ -104,9 +104,27 @@ export const openSessionFrameSchema = z
   });
 export type OpenSessionFrame = z.infer<typeof openSessionFrameSchema>;
 
-const messagePartSchema = z.union([
+/**
+ * An image of a `send`: its bytes in base64, in one of the formats Letta Code (0.32.18) takes in a
+ * user message (it resizes these for the model; docs/sidecar.md, "Images in a message").
+ */
+const imageSourceSchema = z
+  // A union of one: a source of another `type` (a URL, say) is one issue naming `source.type`.
+  .discriminatedUnion("type", [
+    z.strictObject({
+      type: z.literal("base64"),
+      media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
+      data: z
+        .string()
+        .regex(/^[A-Za-z0-9+/]+={0,2}$/, "must be the image's bytes in base64, without a data: prefix")
+        .meta({ description: "The image's bytes in base64 (no `data:` prefix)." }),
+    }),
+  ])
+  .meta({ description: 'The image, in base64: `{ type: "base64", media_type, data }`.' });
+
+const messagePartSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text"), text: z.string() }),
-  z.strictObject({ type: z.literal("image"), source: jsonObject("The image source, as Letta messages take it.") }),
+  z.strictObject({ type: z.literal("image"), source: imageSourceSchema }),
 ]);
 
 /** Starts a turn: answered by `turn_event`s and exactly one `turn_end` with the same turn id. */
@@ -115,7 +133,8 @@ export const sendFrameSchema = z
     type: z.literal("send"),
     session: idSchema,
     turn: idSchema.meta({ description: "The host's id for the turn, echoed on its events and its turn_end." }),
-    message: z.union([z.string(), z.array(messagePartSchema).min(1)]),
+    // The parts first: when both branches fail, the closest on a tie is theirs (the failing part is named).
+    message: z.union([z.array(messagePartSchema).min(1), z.string()]),
   })
   .meta({
     title: "send",

@@ -1,18 +1,21 @@
 /**
  * `SessionDispatcher`: what the sidecar does with each checked host frame
- * (shutdown aside, which ends the sidecar). It answers `hello` (and refuses
- * every other frame before it), holds the sessions by the host's ids — the
- * open ones and the ones still opening — and routes `open_session`, `send`,
- * `abort`, `close_session` and the tool answers to them. A frame it cannot
- * use is answered with an `error` frame (`hello_required`, `hello_repeated`,
- * `unsupported_version`, `session_exists`, `unknown_session`, `turn_exists`,
- * `unknown_call`, or the SDK's code when a session cannot open).
+ * (shutdown aside, which ends the sidecar). It answers `hello` (the intake
+ * refuses every other frame before it, see host-frame-intake.ts), holds the
+ * sessions by the host's ids — the open ones and the ones still opening — and
+ * routes `open_session`, `send`, `abort`, `close_session` and the tool answers
+ * to them. A frame it cannot use is answered with an `error` frame
+ * (`hello_repeated`, `unsupported_version`, `session_exists`,
+ * `unknown_session`, `turn_exists`, `unknown_call`, or the SDK's code when a
+ * session cannot open). A tool answer is matched to its call first: an answer
+ * to a call the sidecar cancelled is late and ignored, also once its session
+ * is closed; an answer to no call gets `unknown_session` when its session is
+ * not open, else `unknown_call`.
  */
 import { isToolrelayError } from "../errors.js";
 import type { Diagnostics } from "./diagnostics.js";
 import type { SidecarEncoding } from "./frame-encoding.js";
 import type { HostCalls } from "./host-calls.js";
-import type { HostFrameIds } from "./host-frame-intake.js";
 import type { HostFrame, OpenSessionFrame } from "./host-frames.js";
 import { SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
 import { errorFrame, type ErrorFrameAbout, type SidecarFrame } from "./sidecar-frames.js";
@@ -52,19 +55,20 @@ export class SessionDispatcher {
     return this.#sessions.size;
   }
 
+  /** Whether the host's `hello` was answered: until then only `hello` and `shutdown` reach {@link handle}. */
+  get greeted(): boolean {
+    return this.#greeted;
+  }
+
   /** Sessions still opening. */
   get openingCount(): number {
     return this.#opening.size;
   }
 
-  /** Handle one checked frame, in arrival order. */
-  handle(frame: DispatchedHostFrame, ids: HostFrameIds): void {
+  /** Handle one checked frame, in arrival order (after `hello`, but `hello` itself). */
+  handle(frame: DispatchedHostFrame): void {
     if (frame.type === "hello") {
       this.#hello(frame);
-      return;
-    }
-    if (!this.#greeted) {
-      this.#error("hello_required", "the first frame must be hello", { frame_type: frame.type, ...ids });
       return;
     }
     this.#dispatch(frame);
@@ -127,23 +131,22 @@ export class SessionDispatcher {
             : { kind: "error" as const, message: frame.message };
         const disposition = this.#options.hostCalls.answer(frame.session, frame.call, answer);
         if (disposition === "late") this.#options.diagnostics.log("late-answer", { session: frame.session, call: frame.call });
-        if (disposition === "unknown")
-          this.#error("unknown_call", `no call ${frame.call} is waiting in session ${frame.session}`, {
-            frame_type: frame.type,
-            session: frame.session,
-            call: frame.call,
-          });
+        if (disposition !== "unknown") return;
+        if (!this.#sessions.has(frame.session)) {
+          this.#unknownSession(frame.type, frame.session, { call: frame.call });
+          return;
+        }
+        this.#error("unknown_call", `no call ${frame.call} is waiting in session ${frame.session}`, {
+          frame_type: frame.type,
+          session: frame.session,
+          call: frame.call,
+        });
         return;
       }
     }
     const session = this.#sessions.get(frame.session);
     if (session === undefined) {
-      const why = this.#opening.has(frame.session) ? "is still opening: wait for session_opened" : "is not open";
-      this.#error("unknown_session", `session ${frame.session} ${why}`, {
-        frame_type: frame.type,
-        session: frame.session,
-        turn: "turn" in frame ? frame.turn : null,
-      });
+      this.#unknownSession(frame.type, frame.session, { turn: "turn" in frame ? (frame.turn ?? null) : null });
       return;
     }
     switch (frame.type) {
@@ -166,6 +169,12 @@ export class SessionDispatcher {
         void session.close().then(() => this.#options.send({ type: "session_closed", session: frame.session, reason: "closed" }));
         return;
     }
+  }
+
+  /** `unknown_session` for a frame addressed to a session that is not open (or still opening). */
+  #unknownSession(frameType: string, session: string, about: Pick<ErrorFrameAbout, "turn" | "call">): void {
+    const why = this.#opening.has(session) ? "is still opening: wait for session_opened" : "is not open";
+    this.#error("unknown_session", `session ${session} ${why}`, { frame_type: frameType, session, ...about });
   }
 
   #open(frame: OpenSessionFrame): void {

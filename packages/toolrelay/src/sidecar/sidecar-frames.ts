@@ -88,7 +88,10 @@ export const turnEndFrameSchema = z
       .nullable()
       .meta({ description: "The runtime's stop reason (end_turn, cancelled, error, ...); null when the runtime never ended the turn." }),
     message: z.string().nullable().meta({ description: "Why, for every fault but ok." }),
-    text: z.string().meta({ description: "All assistant text of the turn." }),
+    text: z.string().meta({
+      description:
+        "All assistant text of the turn, concatenated in order with no separator (the SDK's TurnResult.text): two assistant messages run together; the assistant turn_events carry each message's message_id.",
+    }),
     tool_calls: z
       .array(z.strictObject({ call: idSchema.nullable(), tool_call_id: z.string(), tool: z.string(), outcome: toolOutcomeSchema }))
       .meta({

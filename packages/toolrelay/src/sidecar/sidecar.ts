@@ -101,6 +101,7 @@ class SidecarCore implements Sidecar {
       diagnostics: this.#diagnostics,
       hostCalls: this.#hostCalls,
       send,
+      greeted: () => this.#dispatcher.greeted,
       onFrame: (frame, ids) => this.#onFrame(frame, ids),
     });
     this.#dispatcher = new SessionDispatcher({
@@ -134,7 +135,7 @@ class SidecarCore implements Sidecar {
       return;
     }
     if (frame.type === "shutdown") return void this.#stop("shutdown");
-    this.#dispatcher.handle(frame, ids);
+    this.#dispatcher.handle(frame);
   }
 
   #stop(reason: SidecarExit["reason"]): Promise<SidecarExit> {
