@@ -1,5 +1,5 @@
 /**
- * The `toolrelay-sidecar` executable (dist/sidecar/bin.js) driving the REAL Letta Code app-server
+ * The `toolrelay-sidecar` executable (packages/toolrelay/dist/sidecar/bin.js) driving the REAL Letta Code app-server
  * (0.32.18) with a scripted model that takes real time per reply: an abort while the model is
  * still answering must not end the next turn (the runtime's late `turn_finished` without `run_id`
  * belongs to the aborted turn), and turns sent back to back each end with the model's own text.
@@ -12,14 +12,14 @@ import { startLettaAppServer, type LettaAppServer } from "../test/support/letta-
 import { startScriptedModelServer, type ScriptedModelServer } from "../test/support/scripted-model-server.js";
 import { FrameHost } from "../test/sidecar/support/frame-host.js";
 
-const bin = fileURLToPath(new URL("../dist/sidecar/bin.js", import.meta.url));
+const bin = fileURLToPath(new URL("../packages/toolrelay/dist/sidecar/bin.js", import.meta.url));
 let model: ScriptedModelServer;
 let server: LettaAppServer;
 let child: ChildProcess;
 let host: FrameHost;
 
 beforeAll(async () => {
-  if (!existsSync(bin)) throw new Error("dist/sidecar/bin.js is missing: run `npm run build` first (npm test does)");
+  if (!existsSync(bin)) throw new Error("packages/toolrelay/dist/sidecar/bin.js is missing: run `npm run build` first (npm test does)");
   model = await startScriptedModelServer();
   server = await startLettaAppServer({ modelUrl: model.url });
   child = spawn(process.execPath, [bin], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "" } });

@@ -1,5 +1,5 @@
 /**
- * The `toolrelay-sidecar` executable (dist/sidecar/bin.js, as users run it)
+ * The `toolrelay-sidecar` executable (packages/toolrelay/dist/sidecar/bin.js, as users run it)
  * as a child process, on its real stdio: every byte of its stdout over a whole
  * session is a valid frame, even with a library writing to stdout beside it;
  * stderr stays empty without --debug and carries no payload with it; stdin's
@@ -16,7 +16,7 @@ import { directiveScript } from "../test/fixtures/sidecar/directive-script.js";
 import { FrameHost } from "../test/sidecar/support/frame-host.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const bin = `${root}dist/sidecar/bin.js`;
+const bin = `${root}packages/toolrelay/dist/sidecar/bin.js`;
 const noisyLibrary = `${root}test/fixtures/sidecar/noisy-library.mjs`;
 
 interface SidecarProcess {
@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 function spawnSidecar(args: string[], nodeArgs: string[] = [], env: Record<string, string> = {}): SidecarProcess {
-  if (!existsSync(bin)) throw new Error("dist/sidecar/bin.js is missing: run `npm run build` first (npm test does)");
+  if (!existsSync(bin)) throw new Error("packages/toolrelay/dist/sidecar/bin.js is missing: run `npm run build` first (npm test does)");
   const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "", ...env },

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = REPO_ROOT / "test" / "fixtures" / "sidecar"
-SIDECAR_BIN = REPO_ROOT / "dist" / "sidecar" / "bin.js"
+SIDECAR_BIN = REPO_ROOT / "packages" / "toolrelay" / "dist" / "sidecar" / "bin.js"
 
 
 def node() -> str:
@@ -27,14 +27,14 @@ def node() -> str:
 
 
 def sidecar_command() -> List[str]:
-    """The sidecar the tests start: ``$TOOLRELAY_SIDECAR``, else the built dist/sidecar/bin.js."""
+    """The sidecar the tests start: ``$TOOLRELAY_SIDECAR``, else the built packages/toolrelay/dist/sidecar/bin.js."""
     configured = os.environ.get("TOOLRELAY_SIDECAR")
     if configured:
         import shlex
 
         return shlex.split(configured)
     if not SIDECAR_BIN.exists():
-        raise RuntimeError("dist/sidecar/bin.js is missing: run `npm run build` in %s first (npm test does)" % REPO_ROOT)
+        raise RuntimeError("packages/toolrelay/dist/sidecar/bin.js is missing: run `npm run build` in %s first (npm test does)" % REPO_ROOT)
     return [node(), str(SIDECAR_BIN)]
 
 
