@@ -8,10 +8,11 @@ import { WebSocketServer } from "ws";
 import {
   MIN_LETTA_CODE_VERSION,
   compareVersions,
+  explainSpawnFailure,
   readAppServerVersion,
   versionOfLettaCode,
 } from "../../packages/toolrelay/src/backends/letta-code-version.js";
-import { isToolrelayError, type ToolrelayError } from "../../packages/toolrelay/src/errors.js";
+import { isToolrelayError, ToolrelayError } from "../../packages/toolrelay/src/errors.js";
 import type { Timers } from "../../packages/toolrelay/src/internal/timers.js";
 import { systemTimers } from "../../packages/toolrelay/src/internal/timers.js";
 import { createSession } from "../../packages/toolrelay/src/session/create-session.js";
@@ -173,6 +174,28 @@ describe("the spawned server's version (backend.spawn)", () => {
     expect(error.message).toMatch(/^The spawned server is Letta Code 0\.31\.12, too old/);
     expect(existsSync(pidFile)).toBe(true);
     expect(isRunning(Number(readFileSync(pidFile, "utf8")))).toBe(false);
+  });
+
+  it("gives `letta --version` as long as a server start (the spawn's startupTimeoutMs, else 30 s): 0.25.9 took 12 s on a loaded machine", async () => {
+    for (const [startupTimeoutMs, expected] of [
+      [undefined, 30_000],
+      [45_000, 45_000],
+    ] as const) {
+      const delays: number[] = [];
+      const timers: Timers = {
+        setTimeout: (callback, delayMs) => {
+          delays.push(delayMs);
+          return systemTimers.setTimeout(callback, delayMs);
+        },
+        clearTimeout: (handle) => systemTimers.clearTimeout(handle),
+        now: () => Date.now(),
+      };
+      const spawnFailure = new ToolrelayError("SPAWN_FAILED", "letta exited before listening (code 1, signal null)");
+      const options = { command: process.execPath, commandArgs: [OLD_LETTA], ...(startupTimeoutMs ? { startupTimeoutMs } : {}) };
+      const error = await refusal(explainSpawnFailure(options, timers)(spawnFailure));
+      expect(error).toMatchObject({ code: "UNSUPPORTED_BACKEND", cause: spawnFailure });
+      expect(delays).toEqual([expected]);
+    }
   });
 
   it("leaves any other spawn failure as it was (SPAWN_FAILED), even from a current Letta Code", async () => {

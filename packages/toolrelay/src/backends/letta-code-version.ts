@@ -17,8 +17,13 @@ import type { SpawnLettaServerOptions, SpawnedLettaServer } from "./spawn-letta-
 /** The oldest Letta Code toolrelay works with: the version it is tested against (`test/letta-peer`). */
 export const MIN_LETTA_CODE_VERSION = "0.32.18";
 
-/** How long the version probes wait (`GET /app-server-info`, `letta --version`); a server that does not answer in time is not judged. */
+/** How long `GET /app-server-info` may take (the server already listens); a server that does not answer in time is not judged. */
 const PROBE_TIMEOUT_MS = 5_000;
+/**
+ * How long `letta --version` may take when the spawn's `startupTimeoutMs` is not given: as long as
+ * a server start (the CLI loads the same bundle; 12 s was seen for 0.25.9 on a loaded 2-core machine).
+ */
+const VERSION_COMMAND_TIMEOUT_MS = 30_000;
 /** An `app_server_info_response` is a few hundred characters; a longer answer is not one. */
 const MAX_INFO_CHARS = 64 * 1024;
 
@@ -134,12 +139,12 @@ export function explainSpawnFailure(options: SpawnLettaServerOptions, timers: Ti
   };
 }
 
-/** What `command args` prints (stdout and stderr) before it exits or the probe's deadline passes; "" if it cannot start. */
+/** What `command args` prints (stdout and stderr) before it exits or its deadline passes; "" if it cannot start. */
 function commandOutput(command: string, args: string[], options: SpawnLettaServerOptions, timers: Timers): Promise<string> {
   return new Promise((resolve) => {
     let output = "";
     const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
-    const deadline = timers.setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    const deadline = timers.setTimeout(() => child.kill("SIGKILL"), options.startupTimeoutMs ?? VERSION_COMMAND_TIMEOUT_MS);
     const collect = (chunk: Buffer) => {
       if (output.length < 4_096) output += chunk.toString();
     };
