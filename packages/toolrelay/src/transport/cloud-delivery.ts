@@ -7,7 +7,7 @@ import { IdempotencyKeyCache } from "./idempotency-key-cache.js";
 import { writeText, type LinkSockets } from "./link-sockets.js";
 import { SequenceAckTracker } from "./sequence-ack-tracker.js";
 import { EventSequenceGapDetector } from "./sequence-gap-detector.js";
-import type { DeliveryRules } from "./socket-link.js";
+import type { DeliveryRules } from "./socket-link-options.js";
 
 /** What the cloud link does with one inbound frame, after it has been acked. */
 export type InboundVerdict = "forward" | "control-stream-delta" | "duplicate";

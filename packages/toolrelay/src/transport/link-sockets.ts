@@ -1,3 +1,7 @@
+/**
+ * The sockets of one connection of a link (the local link's one, the cloud link's control + stream):
+ * opened together, written, pinged and closed the same way for both links.
+ */
 import type { RawData } from "ws";
 import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
