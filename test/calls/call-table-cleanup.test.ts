@@ -78,12 +78,11 @@ describe("CallTable cleanup (one place per call)", () => {
   it("an output callback that throws changes nothing: the write counts as not written, the call still settles once", () => {
     vi.useFakeTimers();
     let calls = 0;
-    const table = new CallTable({
-      output: () => {
-        calls++;
-        throw new Error("listener bug");
-      },
-    });
+    const fail = (): never => {
+      calls++;
+      throw new Error("listener bug");
+    };
+    const table = new CallTable({ output: { response: fail, start: fail, end: fail, late: fail, progress: fail } });
     expect(table.request(callRequest("r1", "t1", { epoch: 1, tool: instantTool() }))).toBe("started");
     expect(table.counts().held).toBe(1);
     expect(calls).toBeGreaterThan(0);

@@ -56,19 +56,25 @@ export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: Cl
   const harness = { frames: [], attempts: [], settled: [], late: [], starts: [], progress: [], link } as unknown as Harness;
   harness.table = new CallTable({
     limits,
-    output(kind, record, requestId, detail) {
-      if (kind === "response") {
-        harness.attempts.push({ requestId, response: detail as ToolCallResponseBody });
+    output: {
+      response(_record, requestId, response) {
+        harness.attempts.push({ requestId, response });
         if (!link.up) return undefined;
-        harness.frames.push({ requestId, response: detail as ToolCallResponseBody, epoch: link.epoch });
+        harness.frames.push({ requestId, response, epoch: link.epoch });
         return link.epoch;
-      }
-      if (kind === "end")
-        harness.settled.push({ record: record!, outcome: record!.outcome!, requestIds: record!.deliveries.map((d) => d.requestId) });
-      if (kind === "late") harness.late.push({ toolCallId: record!.toolCallId, outcome: detail as CallOutcome });
-      if (kind === "start") harness.starts.push(requestId);
-      if (kind === "progress") harness.progress.push(detail as string);
-      return undefined;
+      },
+      end(record) {
+        harness.settled.push({ record, outcome: record.outcome!, requestIds: record.deliveries.map((d) => d.requestId) });
+      },
+      late(record, _requestId, outcome) {
+        harness.late.push({ toolCallId: record.toolCallId, outcome });
+      },
+      start(_record, requestId) {
+        harness.starts.push(requestId);
+      },
+      progress(_record, _requestId, message) {
+        harness.progress.push(message);
+      },
     },
   });
   harness.request = (requestId, toolCallId, options = {}) =>

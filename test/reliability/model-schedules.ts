@@ -109,21 +109,26 @@ function createWorld(keeps: boolean, coverage: Coverage): World {
   } as unknown as World;
   world.table = new CallTable({
     limits: LIMITS,
-    output(kind, record, requestId, detail) {
-      if (kind === "end") {
-        const call = world.requests.get(record!.deliveries[0]!.requestId)?.call ?? world.starting ?? keyOfRecord(record!);
+    output: {
+      end(record) {
+        const call = world.requests.get(record.deliveries[0]!.requestId)?.call ?? world.starting ?? keyOfRecord(record);
         world.settles.set(call, (world.settles.get(call) ?? 0) + 1);
         world.settled.add(call);
-      }
-      if (kind !== "response" || !world.link.up) return undefined;
-      const slot = `${requestId}@${world.link.epoch}`;
-      world.frames.set(slot, (world.frames.get(slot) ?? 0) + 1);
-      world.answered.add(requestId);
-      world.requests.get(requestId)?.written.add(world.link.epoch);
-      const owner = world.requests.get(requestId)?.call ?? world.starting;
-      const text = textOf(detail as ToolCallResponseBody);
-      if (text.startsWith("ran ") && text !== `ran ${owner}`) world.failures.push(`crossing: ${requestId} (of ${owner}) got "${text}"`);
-      return world.link.epoch;
+      },
+      response(_record, requestId, body) {
+        if (!world.link.up) return undefined;
+        const slot = `${requestId}@${world.link.epoch}`;
+        world.frames.set(slot, (world.frames.get(slot) ?? 0) + 1);
+        world.answered.add(requestId);
+        world.requests.get(requestId)?.written.add(world.link.epoch);
+        const owner = world.requests.get(requestId)?.call ?? world.starting;
+        const text = textOf(body);
+        if (text.startsWith("ran ") && text !== `ran ${owner}`) world.failures.push(`crossing: ${requestId} (of ${owner}) got "${text}"`);
+        return world.link.epoch;
+      },
+      start() {},
+      late() {},
+      progress() {},
     },
   });
   return world;

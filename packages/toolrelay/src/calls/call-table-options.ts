@@ -1,7 +1,9 @@
 /** The bounds, options, requests and dispositions of a {@link CallTable} (call-table.ts). */
 import type { Timers } from "../internal/timers.js";
 import type { ClientTool } from "../tools/index.js";
+import type { ToolCallResponseBody } from "../wire/index.js";
 import type { CallKey } from "./call-key.js";
+import type { CallOutcome } from "./call-outcome.js";
 import type { CallRecord } from "./call-record.js";
 
 /** Every bound of the call table; `createSession` takes each one (see `SessionOptions`). */
@@ -63,17 +65,69 @@ export function resolveCallLimits(limits: Partial<CallLimits> = {}): CallLimits 
 }
 
 /**
- * The table's one way out. `response`: write `detail` (the body) for `requestId` and return the
- * epoch it went out on, or `undefined` when it was not written (it is held). The rest only report:
- * `start`, `end` (settled), `late` (`detail`: an outcome after settlement), `progress` (`detail`: the message).
- * `record` is `undefined` only for a `response` that answers no call (after close).
+ * The table's one way out: one object for the table's life, a method per kind, so nothing is
+ * allocated per call and nothing is cast. A method that throws changes nothing (the table's state
+ * is already consistent; a response then counts as not written).
  */
-export type CallTableOutput = (
-  kind: "response" | "start" | "end" | "late" | "progress",
-  record: CallRecord | undefined,
-  requestId: string,
-  detail?: unknown,
-) => number | undefined;
+export interface CallTableOutput {
+  /**
+   * Write `body` for `requestId`; the epoch it went out on, or `undefined` when it was not written
+   * (it is held). `record` is `undefined` only for a response that answers no call (after close).
+   */
+  response(record: CallRecord | undefined, requestId: string, body: ToolCallResponseBody): number | undefined;
+  /** The tool's callback is about to run (its input passed validation). */
+  start(record: CallRecord, requestId: string): void;
+  /** The call settled: `record.outcome` is its one outcome. */
+  end(record: CallRecord, requestId: string): void;
+  /** The callback's own outcome, after the call had settled otherwise (timeout, cancel, disconnect). */
+  late(record: CallRecord, requestId: string, outcome: CallOutcome): void;
+  /** The callback reported progress. */
+  progress(record: CallRecord, requestId: string, message: string): void;
+}
+
+/**
+ * `output` with each method guarded, made once per table: one that throws changes nothing (the
+ * table's state is already consistent when it reports; a response then counts as not written).
+ */
+export function guardOutput(output: CallTableOutput): CallTableOutput {
+  return {
+    response(record, requestId, body) {
+      try {
+        return output.response(record, requestId, body);
+      } catch {
+        return undefined;
+      }
+    },
+    start(record, requestId) {
+      try {
+        output.start(record, requestId);
+      } catch {
+        // a report that throws changes nothing
+      }
+    },
+    end(record, requestId) {
+      try {
+        output.end(record, requestId);
+      } catch {
+        // a report that throws changes nothing
+      }
+    },
+    late(record, requestId, outcome) {
+      try {
+        output.late(record, requestId, outcome);
+      } catch {
+        // a report that throws changes nothing
+      }
+    },
+    progress(record, requestId, message) {
+      try {
+        output.progress(record, requestId, message);
+      } catch {
+        // a report that throws changes nothing
+      }
+    },
+  };
+}
 
 export interface CallTableOptions {
   output: CallTableOutput;

@@ -12,7 +12,7 @@ import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-ou
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
 import type { CallLimits, CallRequest, CallTableOptions, CallTableOutput, RequestDisposition } from "./call-table-options.js";
-import { resolveCallLimits } from "./call-table-options.js";
+import { guardOutput, resolveCallLimits } from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
 
 type AbortingOutcome = CallOutcome & { kind: "timeout" | "cancelled" | "disconnected" };
@@ -31,7 +31,7 @@ export class CallTable {
 
   constructor(options: CallTableOptions) {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
-    this.#output = options.output;
+    this.#output = guardOutput(options.output);
     this.#timers = options.timers ?? systemTimers;
     this.origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
@@ -73,7 +73,7 @@ export class CallTable {
     if (record?.isAskedAgainBy(turn, request.epoch)) return this.#again(record, request);
     reused ||= record !== undefined;
     if (this.#closeReason !== undefined) {
-      this.#emit("response", undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
+      this.#output.response(undefined, request.requestId, responseForOutcome({ kind: "cancelled", reason: this.#closeReason }, request));
       return "closed";
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
@@ -169,7 +169,7 @@ export class CallTable {
     const delivery = owner.delivery(request.requestId)!;
     if (delivery.state === "sent" && delivery.epoch >= request.epoch) return "conflict";
     const error = `Refused: request ${request.requestId} already stands for tool call ${owner.toolCallId}; one request id cannot carry a second call. Nothing was run.`;
-    const epoch = this.#emit("response", owner, request.requestId, { error });
+    const epoch = this.#output.response(owner, request.requestId, { error });
     if (epoch !== undefined) this.#sent(delivery, epoch);
     return "conflict";
   }
@@ -194,16 +194,16 @@ export class CallTable {
   #execute(record: CallRecord, tool: ClientTool, checked: InputValidation): void {
     if (record.state !== "running") return;
     if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
-    this.#report("start", record);
+    this.#output.start(record, record.deliveries[0]!.requestId);
     executeTool(tool, checked.value, new CallContext(record, this.#progress), this.limits.maxResultChars, this.#executed, record);
   }
 
   #executed = (record: CallRecord, outcome: CallOutcome): void => {
     if (record.state === "running") this.#settle(record, outcome);
-    else this.#report("late", record, outcome);
+    else this.#output.late(record, record.deliveries[0]!.requestId, outcome);
   };
 
-  #progress = (record: CallRecord, message: string): void => this.#report("progress", record, message);
+  #progress = (record: CallRecord, message: string): void => this.#output.progress(record, record.deliveries[0]!.requestId, message);
 
   /** Settle running calls whose callbacks may still run, and fire their signals (one reason for all). */
   #abort(records: readonly CallRecord[], outcome: AbortingOutcome): void {
@@ -233,32 +233,19 @@ export class CallTable {
     const safeToRetry = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
-    this.#report("end", record);
+    this.#output.end(record, record.deliveries[0]!.requestId);
     if (this.#deadlines.size === 0) this.#clearGrace();
     this.#store.evict(record.settledAt);
   }
 
   /** Write the record's answer (or "outcome unknown" once forgotten) for `delivery`; held when it does not go out. */
   #deliver(record: CallRecord, delivery: Delivery): void {
-    const epoch = this.#emit("response", record, delivery.requestId, record.response ?? expiredResponse(record.toolCallId));
+    const epoch = this.#output.response(record, delivery.requestId, record.response ?? expiredResponse(record.toolCallId));
     if (epoch !== undefined) return void this.#sent(delivery, epoch);
     delivery.state = this.#closeReason === undefined && record.state === "settled" ? "held" : "dropped";
     if (delivery.state === "dropped" || this.#store.heldChars() <= this.limits.maxHeldChars) return;
     const kept = `The result of tool ${record.toolName} (${record.outcome!.kind}) was too large to keep while the client was disconnected. Inspect state before retrying.`;
     this.#store.cache(record, { error: kept });
-  }
-
-  #report(kind: "start" | "end" | "late" | "progress", record: CallRecord, detail?: unknown): void {
-    this.#emit(kind, record, record.deliveries[0]!.requestId, detail);
-  }
-
-  /** The output; one that throws changes nothing (the table's state is already consistent; a response counts as not written). */
-  #emit(kind: Parameters<CallTableOutput>[0], record: CallRecord | undefined, requestId: string, detail: unknown): number | undefined {
-    try {
-      return this.#output(kind, record, requestId, detail);
-    } catch {
-      return undefined;
-    }
   }
 
   #sent(delivery: Delivery, epoch: number): void {

@@ -7,7 +7,7 @@
  * Lines and spans carry ids, tool names, outcomes, durations and counts. A prompt, a tool input
  * or a tool result goes into a (debug) line only with `logPayloads`, and never into a span.
  */
-import type { CallRecord } from "../calls/index.js";
+import type { CallOutcome, CallRecord } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { LogFields, SessionLog } from "./logger.js";
 import type { OpenSpan, SessionTracing } from "./telemetry.js";
@@ -121,22 +121,33 @@ export class SessionObserver {
     this.#options.log.write("warn", "tool", "tool call refused", { toolName, requestId, reason });
   }
 
-  /**
-   * What the call table reports (its output callback, responses excepted); `origin`: the clock
-   * reading the record's times count from. Nothing is built for a log or tracer that is off.
-   */
-  toolCall(kind: "start" | "end" | "late" | "progress", record: CallRecord, requestId: string, detail: unknown, origin: number): void {
+  // What the call table reports (its output, responses excepted). Nothing is built for a log or tracer that is off.
+
+  /** A call's callback is about to run. */
+  toolCallStarted(record: CallRecord, requestId: string): void {
     const { log } = this.#options;
-    if (kind === "start" && this.#turn !== undefined) this.#callParents.set(record, this.#turn);
-    if (kind === "end") return void this.#toolCallEnded(record, origin);
-    if (!log.enabled("tool")) return;
-    const ids = { toolName: record.toolName, toolCallId: record.toolCallId };
-    if (kind === "start") log.write("info", "tool", "tool call start", { ...ids, requestId });
-    else if (kind === "late") log.write("warn", "tool", "tool call late", { ...ids, outcome: (detail as { kind: string }).kind });
-    else log.write("debug", "tool", "tool call progress", this.#options.logPayloads ? { ...ids, message: String(detail) } : ids);
+    if (this.#turn !== undefined) this.#callParents.set(record, this.#turn);
+    if (log.enabled("tool"))
+      log.write("info", "tool", "tool call start", { toolName: record.toolName, toolCallId: record.toolCallId, requestId });
   }
 
-  #toolCallEnded(record: CallRecord, origin: number): void {
+  /** A callback's outcome after its call had settled. */
+  toolCallLate(record: CallRecord, outcome: CallOutcome): void {
+    const { log } = this.#options;
+    if (log.enabled("tool"))
+      log.write("warn", "tool", "tool call late", { toolName: record.toolName, toolCallId: record.toolCallId, outcome: outcome.kind });
+  }
+
+  /** A callback's progress message (logged only with `logPayloads`). */
+  toolCallProgress(record: CallRecord, message: string): void {
+    const { log, logPayloads } = this.#options;
+    if (!log.enabled("tool")) return;
+    const ids = { toolName: record.toolName, toolCallId: record.toolCallId };
+    log.write("debug", "tool", "tool call progress", logPayloads ? { ...ids, message } : ids);
+  }
+
+  /** A call settled; `origin`: the clock reading the record's times count from. */
+  toolCallEnded(record: CallRecord, origin: number): void {
     const { log, tracing, logPayloads } = this.#options;
     const turn = this.#callParents.get(record) ?? this.#turn;
     if (turn !== undefined) turn.toolCalls++;

@@ -105,27 +105,11 @@ export interface SessionEvents {
   error: [error: ToolrelayError];
 }
 
-type CallReport = "start" | "end" | "late" | "progress";
-/** The event of each report, spelled once (a name built per call would be a new string per lookup). */
-export const CALL_EVENTS = {
-  start: "tool-call-start",
-  end: "tool-call-end",
-  late: "tool-call-late",
-  progress: "tool-call-progress",
-} as const;
-
-/** The payload of a `tool-call-<kind>` event. */
-export function callEvent(
-  kind: CallReport,
-  record: CallRecord,
-  requestId: string,
-  detail: unknown,
-): SessionEvents[`tool-call-${CallReport}`][0] {
-  const { toolName, toolCallId, agentId, conversationId, outcome } = record;
-  if (kind === "start") return { toolName, toolCallId, requestId, agentId, conversationId };
-  if (kind === "late") return { toolName, toolCallId, outcome: (detail as NonNullable<CallRecord["outcome"]>).kind };
-  if (kind === "progress") return { toolName, toolCallId, message: detail as string };
+/** The `tool-call-end` event of a settled call. */
+export function toolCallEndEvent(record: CallRecord): ToolCallEndEvent {
+  const { toolName, toolCallId, agentId, conversationId } = record;
+  const outcome = record.outcome!;
   const requestIds = record.deliveries.map((delivery) => delivery.requestId);
   const durationMs = record.settledAt - record.startedAt;
-  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome!.kind, detail: outcome!, durationMs };
+  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome.kind, detail: outcome, durationMs };
 }

@@ -16,7 +16,7 @@ import type { ToolLookup } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ExternalToolCallRequestFrame, ToolCallResponseBody } from "../wire/index.js";
 import type { OwnRuntime } from "./own-runtime.js";
-import { CALL_EVENTS, callEvent, type SessionEvents } from "./session-events.js";
+import { toolCallEndEvent, type SessionEvents } from "./session-events.js";
 
 export interface ToolCallDispatcherOptions {
   link: RuntimeLink;
@@ -120,20 +120,38 @@ export class ToolCallDispatcher {
     if (events.listenerCount(name) > 0) (events.emit as (name: Name, event: unknown) => boolean)(name, payload());
   }
 
-  /** The table's one way out: responses go to the link, reports to the observer and session events. */
-  #output: CallTableOutput = (kind, record, requestId, detail) => {
-    if (kind === "response") {
-      const body = detail as ToolCallResponseBody;
+  /** The table's one way out: responses go to the link, reports to the observer and session events (built only when someone listens). */
+  #output: CallTableOutput = {
+    response: (_record, requestId, body) => {
       const epoch = this.#send(requestId, body);
       const toolCallId = this.#callOfRequest.get(requestId);
       if (epoch !== undefined && toolCallId !== undefined) remember(this.#sent, toolCallId, body);
       return epoch;
-    }
-    const { observer, events } = this.#options;
-    observer.toolCall(kind, record!, requestId, detail, this.table.origin);
-    const name = CALL_EVENTS[kind];
-    if (events.listenerCount(name) > 0) events.emit(name, callEvent(kind, record!, requestId, detail) as never);
-    return undefined;
+    },
+    start: (record, requestId) => {
+      const { observer, events } = this.#options;
+      observer.toolCallStarted(record, requestId);
+      if (events.listenerCount("tool-call-start") === 0) return;
+      const { toolName, toolCallId, agentId, conversationId } = record;
+      events.emit("tool-call-start", { toolName, toolCallId, requestId, agentId, conversationId });
+    },
+    end: (record) => {
+      const { observer, events } = this.#options;
+      observer.toolCallEnded(record, this.table.origin);
+      if (events.listenerCount("tool-call-end") > 0) events.emit("tool-call-end", toolCallEndEvent(record));
+    },
+    late: (record, _requestId, outcome) => {
+      const { observer, events } = this.#options;
+      observer.toolCallLate(record, outcome);
+      if (events.listenerCount("tool-call-late") === 0) return;
+      events.emit("tool-call-late", { toolName: record.toolName, toolCallId: record.toolCallId, outcome: outcome.kind });
+    },
+    progress: (record, _requestId, message) => {
+      const { observer, events } = this.#options;
+      observer.toolCallProgress(record, message);
+      if (events.listenerCount("tool-call-progress") === 0) return;
+      events.emit("tool-call-progress", { toolName: record.toolName, toolCallId: record.toolCallId, message });
+    },
   };
 }
 
