@@ -6,8 +6,11 @@
 //   cjs    plain CommonJS (`require`): the same
 //   jest   a Jest 30 test (CommonJS, Jest's own module system): every subpath, a real turn
 //   types  a strict TypeScript consumer (`skipLibCheck: false`) under moduleResolution node16
-//          (an ESM file and a CommonJS `.cts` file) and bundler, at the lowest zod the peer
-//          range allows and at the zod this repository develops with
+//          (an ESM file and a CommonJS `.cts` file) and bundler, at the lowest zod of each major
+//          the peer range allows (zod 3.25 and zod 4) and at the zod this repository develops with
+//   zod3-esm, zod3-cjs  a project on the lowest zod 3 of the peer range (its `import { z } from
+//          "zod"` is zod 3): a tool with a zod 3 schema, type-checked strictly and run, as an ES
+//          module and as CommonJS (scripts/consumer/zod3-fixtures.mjs)
 //   attw   @arethetypeswrong/cli on the tarball, profile node16 (node16 CJS + ESM, bundler)
 //   publint on the unpacked tarball, strict
 // Both published packages are packed (packages/toolrelay and packages/relay) and installed together,
@@ -17,7 +20,7 @@
 // other peers are pinned from this repository's devDependencies, so after `npm ci` they are
 // usually in it (the lowest zod is fetched once).
 //
-// Usage: node scripts/consumer-test.mjs [--no-build] [--keep] [--only esm,cjs,jest,types,attw,publint]
+// Usage: node scripts/consumer-test.mjs [--no-build] [--keep] [--only esm,cjs,jest,types,zod3-esm,zod3-cjs,attw,publint]
 // Prints a matrix and exits non-zero when any check failed. Plain Node ESM, no dependencies.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +28,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { consumerFiles, subpathsOf } from "./consumer/fixtures.mjs";
+import { zod3ConsumerFiles } from "./consumer/zod3-fixtures.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -36,7 +40,8 @@ const PACKAGE_FOLDERS = ["packages/toolrelay", "packages/relay"];
 const manifest = readManifest(PACKAGE_FOLDERS[0]);
 const repositoryManifest = readManifest(".");
 const subpaths = PACKAGE_FOLDERS.flatMap((folder) => subpathsOf(readManifest(folder)));
-const lowestZod = lowestVersionOf(manifest.peerDependencies.zod);
+const lowestZods = lowestVersionsOf(manifest.peerDependencies.zod);
+const lowestZod3 = lowestZods.find((version) => version.startsWith("3."));
 const currentZod = repositoryManifest.devDependencies.zod;
 const dev = (name) => repositoryManifest.devDependencies[name];
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -44,10 +49,13 @@ const started = Date.now();
 /** @type {{ project: string, check: string, ok: boolean, seconds: string, detail?: string }[]} */
 const results = [];
 
-function lowestVersionOf(range) {
-  const match = /^\^?(\d+\.\d+\.\d+)$/.exec(range.trim());
-  if (!match) throw new Error(`consumer-test: cannot read the lowest version of the peer range "${range}" (expected ^x.y.z)`);
-  return match[1];
+/** The lowest version of each alternative of a peer range: `^3.25.76 || ^4.0.16` → `["3.25.76", "4.0.16"]`. */
+function lowestVersionsOf(range) {
+  return range.split("||").map((alternative) => {
+    const match = /^\^?(\d+\.\d+\.\d+)$/.exec(alternative.trim());
+    if (!match) throw new Error(`consumer-test: cannot read the lowest version of the peer range "${range}" (expected ^x.y.z || ^x.y.z)`);
+    return match[1];
+  });
 }
 
 function run(command, commandArgs, cwd, env = {}) {
@@ -107,7 +115,7 @@ try {
   });
   const files = consumerFiles({ subpaths, packageName: manifest.name });
   console.log(
-    `consumer-test: ${tarballs.join(", ")}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZod} (lowest of the peer range) and ${currentZod}`,
+    `consumer-test: ${tarballs.join(", ")}\n  subpaths: ${subpaths.map((s) => s.specifier).join(", ")}\n  zod: ${lowestZods.join(", ")} (lowest of the peer range) and ${currentZod}`,
   );
   // Every peer (optional ones too: a subpath may need one), at the version this repository
   // develops with, or the peer range when it is not a devDependency.
@@ -147,7 +155,7 @@ try {
       ...files.types,
     });
     const tools = [`typescript@${dev("typescript")}`, `@types/node@${dev("@types/node")}`, ...otherPeers];
-    for (const zod of [lowestZod, currentZod]) {
+    for (const zod of [...lowestZods, currentZod]) {
       if (!check("types", `npm install <tarball> zod@${zod}`, () => install(dir, [...tarballs, `zod@${zod}`, ...tools]))) continue;
       for (const config of ["tsconfig.node16.json", "tsconfig.bundler.json"]) {
         check("types", `tsc strict, skipLibCheck false, ${config.split(".")[1]}, zod ${zod}`, () =>
@@ -155,6 +163,33 @@ try {
         );
       }
     }
+  }
+
+  const zod3Files = zod3ConsumerFiles({ packageName: manifest.name });
+  for (const [project, type] of [
+    ["zod3-esm", "module"],
+    ["zod3-cjs", "commonjs"],
+  ]) {
+    if (!wanted(project) || lowestZod3 === undefined) continue;
+    const dir = join(workspace, project);
+    const { run: output, ...projectFiles } = zod3Files[project];
+    writeProject(dir, { "package.json": JSON.stringify({ name: `consumer-${project}`, private: true, type }, null, 2), ...projectFiles });
+    const tools = [`typescript@${dev("typescript")}`, `@types/node@${dev("@types/node")}`];
+    if (
+      !check(project, `npm install <tarball> zod@${lowestZod3}`, () =>
+        install(dir, [...tarballs, `zod@${lowestZod3}`, ...otherPeers, ...tools]),
+      )
+    )
+      continue;
+    if (
+      !check(project, `tsc strict, skipLibCheck false, node16, zod ${lowestZod3}`, () =>
+        run(process.execPath, [join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir),
+      )
+    )
+      continue;
+    check(project, "a tool with a zod 3 schema: its JSON Schema, validation, a turn that calls it", () =>
+      run(process.execPath, [output], dir),
+    );
   }
 
   if (wanted("attw")) {
