@@ -80,7 +80,9 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
   description: string;
   /**
    * The arguments' schema, always an object schema. Required. One of:
-   * - a zod schema (`z.object({...})`): validates, and its JSON Schema is generated;
+   * - a zod schema (`z.object({...})`), zod 4 or zod 3 (zod 3.25's `"zod"`, zod 4's `"zod/v3"`):
+   *   validates, and its JSON Schema is generated (for zod 3, as zod 4 writes the same schema; a
+   *   type with no JSON form, such as `z.date()`, is refused);
    * - any Standard Schema v1 validator (valibot, arktype, ...): validates; the
    *   JSON Schema comes from its Standard JSON Schema converter or from `jsonSchema`;
    * - a plain JSON Schema object (`{ type: "object", properties, required }`):
@@ -133,7 +135,7 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
   readonly description: string;
   /** The schema as given. */
   readonly inputSchema: TSchema;
-  /** Which kind `inputSchema` is: `"zod"`, `"standard-schema"` or `"json-schema"`. */
+  /** Which kind `inputSchema` is: `"zod"` (zod 4 or zod 3), `"standard-schema"` or `"json-schema"`. */
   readonly inputKind: ToolInputKind;
   /** The JSON Schema advertised to the runtime (deeply frozen, without `$schema`). */
   readonly jsonSchema: ToolJsonSchema;
