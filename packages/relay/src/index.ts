@@ -10,7 +10,6 @@
 export { startRelay } from "./relay-server.js";
 export type { Relay, DropSdkSocketsOptions, RelayStats } from "./relay.js";
 export {
-  isLoopbackHost,
   silentRelayLogger,
   type RelayOptions,
   type ResolvedRelayOptions,
@@ -18,6 +17,8 @@ export {
   type ListenerMode,
 } from "./relay-options.js";
 export { resolveRelayOptions } from "./resolve-relay-options.js";
+/** Whether a host names the loopback interface: the rule of `host` and of accepted `Host` headers (from `toolrelay/protocol`). */
+export { isLoopbackHost } from "toolrelay/protocol";
 export type { RelayEvents, RelayEnvironmentInfo, RelaySandboxInfo, SandboxReapReason, SdkSocketEvent } from "./relay-events.js";
 export type { RelaySandboxOptions, ResolvedSandboxOptions, SandboxIsolation } from "./sandbox-options.js";
 export type { RelayRefusal, RefusalKind } from "./relay-refusal.js";

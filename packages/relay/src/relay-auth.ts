@@ -4,7 +4,7 @@
  * header (DNS rebinding) on a loopback bind. Nothing here logs or echoes a key.
  */
 import type { IncomingMessage } from "node:http";
-import { isLoopbackHost } from "./relay-options.js";
+import { isLoopbackHost } from "toolrelay/protocol";
 import type { Principal, TenantDirectory } from "./tenant-directory.js";
 
 /** A refusal: the HTTP status and a short text that never contains a credential. */

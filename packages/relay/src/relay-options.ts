@@ -195,9 +195,3 @@ export interface ResolvedRelayOptions {
 const noop = (): void => {};
 /** A logger that writes nothing. */
 export const silentRelayLogger: RelayLogger = { debug: noop, info: noop, warn: noop };
-
-/** Whether `host` names the loopback interface. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
-}

@@ -4,7 +4,8 @@
  */
 import { ToolrelayError } from "toolrelay/protocol";
 import { systemTimers } from "toolrelay/protocol";
-import { isLoopbackHost, silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
+import { isLoopbackHost } from "toolrelay/protocol";
+import { silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
 import { resolveSandboxOptions } from "./sandbox-options.js";
 
 const MIB = 1024 * 1024;

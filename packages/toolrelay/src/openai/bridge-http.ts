@@ -5,14 +5,9 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isLoopbackHost } from "../internal/loopback-host.js";
 import { parseJson } from "../internal/safe-json.js";
 import { ChatApiError } from "./chat-api-error.js";
-
-/** `localhost`, `::1` and `127.x.x.x` (brackets allowed). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
-}
 
 /** Who the caller is: the position of its key (`key-1`, ...) or `anonymous` when the bridge has no keys. */
 export type Principal = string;

@@ -10,7 +10,7 @@ import { validateSessionOptions } from "../session/validate-session-options.js";
 import type { AgentOptions, BackendOptions } from "../session/session-options.js";
 import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 import { formatIssues } from "../wire/format-issues.js";
-import { isLoopbackHost } from "./bridge-http.js";
+import { isLoopbackHost } from "../internal/loopback-host.js";
 import type { BridgeSessionOptions, BridgeWorkspace, OpenAiBridgeOptions, ToolExecution } from "./bridge-options.js";
 
 export interface ResolvedBridgeOptions {

@@ -9,6 +9,7 @@
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode, type ToolrelayErrorOptions } from "../errors.js";
 export { systemTimers, unrefTimer, type Timers, type TimerHandle } from "../internal/timers.js";
 export { parseJson, DEFAULT_MAX_JSON_DEPTH, type JsonParseResult } from "../internal/safe-json.js";
+export { isLoopbackHost } from "../internal/loopback-host.js";
 export {
   GITHUB_COMMIT,
   GITHUB_OWNER,

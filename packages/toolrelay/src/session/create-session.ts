@@ -1,12 +1,14 @@
 import { createLocalBackend } from "../backends/local-backend.js";
 import { createCloudBackend } from "../backends/cloud-backend.js";
 import type { ManagedSandbox } from "../backends/managed-sandbox.js";
+import { DEFAULT_CALL_LIMITS } from "../calls/index.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers } from "../internal/timers.js";
 import { SessionLog } from "../observability/logger.js";
 import { SessionObserver } from "../observability/session-observer.js";
 import { SessionTracing } from "../observability/telemetry.js";
 import { secretForms } from "../transport/open-web-socket.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../transport/request-tracker.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { RuntimeScope } from "../wire/index.js";
 import WebSocket from "ws";
@@ -49,7 +51,8 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
   const timers = hold.wrap(options.timers ?? systemTimers);
   const log = new SessionLog(options.logger, secretsOf(options));
   log.write("debug", "session", "session start", { backend: options.backend.kind });
-  const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
+  // The deadline advertised to the runtime is the one the call table enforces: one default.
+  const toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_CALL_LIMITS.toolTimeoutMs;
   const tools = new SessionTools(options.tools ?? [], toolTimeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
   const dispose = async () => {
@@ -120,7 +123,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       tools,
       timers,
       options,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       callLimits: {
         ...options.callLimits,
         toolTimeoutMs: options.toolTimeoutMs,

@@ -9,6 +9,7 @@
  * added to a type and forgotten here does not compile.
  */
 import { z } from "zod/v4";
+import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 import { backendSchema, linkOrBackendSchema } from "./backend-schema.js";
 import {
   type Shape,
@@ -62,7 +63,9 @@ export const sessionOptionsShape = {
     .enum(["standard", "acceptEdits", "unrestricted", "strict"], { error: 'must be "standard", "acceptEdits", "unrestricted" or "strict"' })
     .optional(),
   canUseTool: functionSchema.optional(),
-  toolTimeoutMs: positiveInteger.max(300_000, { error: "must be at most 300000 (the runtime stops waiting after 300 s)" }).optional(),
+  toolTimeoutMs: positiveInteger
+    .max(MAX_TOOL_TIMEOUT_MS, { error: `must be at most ${MAX_TOOL_TIMEOUT_MS} (the runtime stops waiting after 300 s)` })
+    .optional(),
   maxInputBytes: positiveInteger.optional(),
   maxResultChars: positiveInteger.optional(),
   reconnectGraceMs: nonNegativeInteger.max(2_147_483_647, { error: "must be at most 2147483647 (a timer's longest delay)" }).optional(),

@@ -19,6 +19,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from "node:n
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import { ProxiedConnection } from "./fault-proxy-connection.js";
+import { isLoopbackHost } from "../internal/loopback-host.js";
 
 /** Options of `startFaultProxy`. */
 export interface StartFaultProxyOptions {
@@ -88,10 +89,6 @@ export interface FaultProxy {
   clearFaults(): void;
   /** Stop listening and destroy every connection. Idempotent. */
   close(): Promise<void>;
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function checkPort(name: string, port: unknown, allowZero: boolean): number {

@@ -16,14 +16,11 @@ import { handleFrame } from "./scripted-commands.js";
 import { appServerInfoResponse } from "./scripted-frames.js";
 import { ScriptedRuntimeCore } from "./scripted-runtime-core.js";
 import type { ScriptedRuntime, StartScriptedRuntimeOptions } from "./scripted-runtime-types.js";
+import { isLoopbackHost } from "../internal/loopback-host.js";
 
 const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
 const DEFAULT_HEARTBEAT_MS = 30_000;
 const MISSED_PONGS_BEFORE_TERMINATE = 3;
-
-function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();
