@@ -9,6 +9,7 @@
  * added to a type and forgotten here does not compile.
  */
 import { z } from "zod/v4";
+import { listPermissionModes, PERMISSION_MODES } from "../internal/permission-modes.js";
 import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 import { backendSchema, linkOrBackendSchema } from "./backend-schema.js";
 import {
@@ -59,9 +60,7 @@ export const sessionOptionsShape = {
       },
     )
     .optional(),
-  mode: z
-    .enum(["standard", "acceptEdits", "unrestricted", "strict"], { error: 'must be "standard", "acceptEdits", "unrestricted" or "strict"' })
-    .optional(),
+  mode: z.enum(PERMISSION_MODES, { error: `must be ${listPermissionModes()}` }).optional(),
   canUseTool: functionSchema.optional(),
   toolTimeoutMs: positiveInteger
     .max(MAX_TOOL_TIMEOUT_MS, { error: `must be at most ${MAX_TOOL_TIMEOUT_MS} (the runtime stops waiting after 300 s)` })

@@ -6,6 +6,7 @@
  * ignored (a typo must not silently change what a session does).
  */
 import { z } from "zod/v4";
+import { PERMISSION_MODES } from "../internal/permission-modes.js";
 import { annotationsSchema, contentBlockSchema, idSchema, jsonObject } from "./protocol-values.js";
 
 /** Opens the conversation: the protocol versions the host speaks. Must be the first frame. */
@@ -73,7 +74,7 @@ export const hostToolSchema = z.strictObject({
 export type HostTool = z.infer<typeof hostToolSchema>;
 
 const sessionOptionsSchema = z.strictObject({
-  mode: z.enum(["standard", "acceptEdits", "unrestricted", "strict"]).optional(),
+  mode: z.enum(PERMISSION_MODES).optional(),
   tool_timeout_ms: z.number().int().optional(),
   request_timeout_ms: z.number().int().optional(),
   max_input_bytes: z.number().int().optional(),

@@ -3,6 +3,7 @@
  * the real app-server (Letta Code 0.32.18, `protocol-inbound`): a frame that
  * fails them is dropped without any reply, exactly like the real one does.
  */
+import { PERMISSION_MODES } from "../internal/permission-modes.js";
 
 type Json = Record<string, unknown>;
 
@@ -15,9 +16,6 @@ const isNonEmptyString = (value: unknown): value is string => typeof value === "
 const isOptional = (value: unknown, check: (value: unknown) => boolean): boolean => value === undefined || check(value);
 const isBoolean = (value: unknown): value is boolean => typeof value === "boolean";
 const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
-
-/** The modes `runtime_start.mode` accepts. */
-export const PERMISSION_MODES = ["standard", "acceptEdits", "unrestricted", "strict"] as const;
 
 /** `runtime` of input / sync / abort_message: both ids non-empty (agent-free runtimes are not supported here). */
 export function isRuntimeScope(value: unknown): value is { agent_id: string; conversation_id: string } {

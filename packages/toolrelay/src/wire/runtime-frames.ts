@@ -9,6 +9,7 @@
  * docs/protocol.md#abort_message.
  */
 import { z } from "zod/v4";
+import { PERMISSION_MODES } from "../internal/permission-modes.js";
 import { jsonObjectSchema } from "./json-object.js";
 import { externalToolsGroupSchema } from "./tool-call-frames.js";
 import { inboundRuntimeScopeSchema, runtimeScopeKey, runtimeScopeSchema } from "./runtime-scope.js";
@@ -17,7 +18,7 @@ import { inboundRuntimeScopeSchema, runtimeScopeKey, runtimeScopeSchema } from "
 export const requestIdSchema = z.string().min(1);
 
 /** Permission modes a runtime accepts. */
-export const permissionModeSchema = z.enum(["standard", "acceptEdits", "unrestricted", "strict"]);
+export const permissionModeSchema = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof permissionModeSchema>;
 
 /** Skill sources a runtime accepts. */
