@@ -24,7 +24,12 @@ export type {
   ConnectionStateChangeEvent,
 } from "./session/session-events.js";
 export type { ApprovalRequest, ApprovalDecision } from "./session/approval-responder.js";
-export type { LocalBackendOptions } from "./backends/local-backend.js";
+export type {
+  LocalBackendOptions,
+  LocalBackendSocketOptions,
+  LocalBackendSpawnOptions,
+  LocalBackendUrlOptions,
+} from "./backends/local-backend.js";
 export type { LocalLinkOptions } from "./transport/local-link.js";
 export type { CloudBackendOptions } from "./backends/cloud-backend.js";
 export type { CloudSandboxOptions, GithubRepository, SandboxCreateRoute } from "./backends/cloud-sandbox-options.js";

@@ -4,18 +4,34 @@ import { LocalLink, type LocalLinkOptions } from "../transport/local-link.js";
 import { checkAppServerVersion, explainSpawnFailure } from "./letta-code-version.js";
 import { spawnLettaServer, type SpawnLettaServerOptions, type SpawnedLettaServer } from "./spawn-letta-server.js";
 
+/** What both forms of the local backend take: the socket's options. */
+export interface LocalBackendSocketOptions extends Omit<LocalLinkOptions, "url" | "timers"> {
+  kind: "local";
+}
+
+/** A running app-server: `{ kind: "local", url }`. */
+export interface LocalBackendUrlOptions extends LocalBackendSocketOptions {
+  /** The app-server's WebSocket address, e.g. `ws://127.0.0.1:4500/ws`. */
+  url: string;
+  /** Not with `url`. */
+  spawn?: undefined;
+}
+
+/** A server the SDK starts: `{ kind: "local", spawn }`. */
+export interface LocalBackendSpawnOptions extends LocalBackendSocketOptions {
+  /** Start `letta server --listen` for this session (stopped on close). `true` uses the defaults. */
+  spawn: SpawnLettaServerOptions | true;
+  /** Not with `spawn`. */
+  url?: undefined;
+}
+
 /**
  * A Letta Code app-server on this machine (`letta server --listen`). Name its
- * address with `url`, or ask the SDK to start one with `spawn` — there is no
+ * address with `url`, or ask the SDK to start one with `spawn` — exactly one of
+ * them (a type error otherwise, and `INVALID_OPTIONS` at run time); there is no
  * default address.
  */
-export interface LocalBackendOptions extends Omit<LocalLinkOptions, "url" | "timers"> {
-  kind: "local";
-  /** The app-server's WebSocket address, e.g. `ws://127.0.0.1:4500/ws`. Exactly one of `url` and `spawn`. */
-  url?: string;
-  /** Start `letta server --listen` for this session (stopped on close). `true` uses the defaults. */
-  spawn?: SpawnLettaServerOptions | true;
-}
+export type LocalBackendOptions = LocalBackendUrlOptions | LocalBackendSpawnOptions;
 
 export interface LocalBackendConnection {
   link: LocalLink;

@@ -5,17 +5,17 @@ import { systemTimers, type Timers } from "../internal/timers.js";
 /** How `backend: { kind: "local", spawn }` starts `letta server --listen` (every field optional). */
 export interface SpawnLettaServerOptions {
   /** Executable to run. Default `"letta"` (the Letta Code CLI on PATH). */
-  command?: string;
+  command?: string | undefined;
   /** Arguments placed before `server --listen` (e.g. the path of `letta.js` when `command` is `node`). Default `[]`. */
-  commandArgs?: string[];
+  commandArgs?: string[] | undefined;
   /** Address to listen on. Default: a free loopback port (`ws://127.0.0.1:0`). */
-  listen?: string;
+  listen?: string | undefined;
   /** Extra environment for the server (merged over `process.env`). */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
   /** Working directory of the server process. Default: the current one. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** How long to wait for the `Listening on` line, in ms. Default 30_000. */
-  startupTimeoutMs?: number;
+  startupTimeoutMs?: number | undefined;
 }
 
 export interface SpawnedLettaServer {

@@ -32,7 +32,7 @@ export type AgentOptions =
   | { /** Attach to an existing agent. */ id: string }
   | {
       /** Create a new agent. `model` is a handle such as `"openai/gpt-5"` or `"llama.cpp/<id>"`. */
-      create: { model: string; name?: string; [field: string]: unknown };
+      create: { model: string; name?: string | undefined; [field: string]: unknown };
     };
 
 /** `createSession`'s options: where the runtime is, which agent and conversation, your tools, and the bounds of the calls. */
@@ -45,67 +45,69 @@ export interface SessionOptions {
    * The conversation: `"new"` creates one, `"default"` is the agent's default
    * conversation, any other string is an existing conversation id. Default `"new"`.
    */
-  conversation?: "new" | "default" | (string & {});
+  conversation?: "new" | "default" | (string & {}) | undefined;
   /**
    * Client tools: they run in this process whenever the agent calls them.
    * Tools made with `defineTool`, and tool sources such as `mcpTools(...)`
    * from `toolrelay/mcp` (started with the session, closed with it). Default `[]`.
    */
-  tools?: readonly (ClientTool | ToolSource)[];
+  tools?: readonly (ClientTool | ToolSource)[] | undefined;
   /**
    * The runtime's permission mode. Default: not sent (the runtime's own default,
    * `unrestricted`). Whatever the mode, the session allows its own client tools.
    */
-  mode?: PermissionMode;
+  mode?: PermissionMode | undefined;
   /**
    * Decides permission requests for runtime-owned tools (Bash, Write, ...).
    * Default: none — such requests are denied with a message saying so.
    */
-  canUseTool?: (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
+  canUseTool?: ((request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>) | undefined;
   /** Deadline of a client tool call that sets no `timeoutMs`, in ms: an integer up to 300_000 (the runtime stops waiting after 300 s). Default 60_000. */
-  toolTimeoutMs?: number;
+  toolTimeoutMs?: number | undefined;
   /** Largest tool input accepted, in UTF-8 bytes of its JSON; larger ones are refused unread. Default 1_048_576 (1 MiB). */
-  maxInputBytes?: number;
+  maxInputBytes?: number | undefined;
   /** Text results are clamped to this many characters with a truncation note. Default 32_000 (the runtime's own clamp). */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** How long running calls survive a lost link before they are aborted, in ms. Default 30_000. */
-  reconnectGraceMs?: number;
+  reconnectGraceMs?: number | undefined;
   /** Client tool calls running at once; past it a request is answered "busy" and not run. Default 256. */
-  maxConcurrentCalls?: number;
+  maxConcurrentCalls?: number | undefined;
   /**
    * The other bounds of the call table (cached outcomes, forgotten calls, held answers, identity
    * lengths, the re-send window after a reconnect); each documented with its default on
    * {@link CallLimits}. Default: those defaults.
    */
-  callLimits?: Partial<Omit<CallLimits, "toolTimeoutMs" | "maxInputBytes" | "maxResultChars" | "reconnectGraceMs" | "maxConcurrentCalls">>;
+  callLimits?:
+    | Partial<Omit<CallLimits, "toolTimeoutMs" | "maxInputBytes" | "maxResultChars" | "reconnectGraceMs" | "maxConcurrentCalls">>
+    | undefined;
   /** Deadline of each request the session sends (runtime_start, abort, ...), in ms. Default 30_000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /**
    * `"isolated"`: the runtime's working directory is a fresh empty scratch
    * directory, removed on close (local backend only). A string: that directory.
    * Default: not sent (the runtime's own working directory).
    */
-  workspace?: "isolated" | { cwd: string };
+  workspace?: "isolated" | { cwd: string } | undefined;
   /**
    * Re-register the full tool set (`runtime_external_tools_update`) before
    * every turn. For a runtime shared by several controllers (one cloud
    * environment, several clients), where another client's `runtime_start`
    * replaces your tools. Costs one round trip per turn. Default `false`.
    */
-  reassertToolsEachTurn?: boolean;
+  reassertToolsEachTurn?: boolean | undefined;
   /**
    * A running turn silent this long (no frame, no client tool running) is
    * probed with a `sync`, so a turn end lost across a reconnect is recovered
    * from the replayed loop status. The probe never writes the turn's input
    * again (the runtime would run it twice). In ms; `0` disables. Default 5_000.
    */
-  turnStallProbeMs?: number;
+  turnStallProbeMs?: number | undefined;
   /** Aborting this signal closes the session. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */
-  clientInfo?: { name: string; title?: string; version?: string };
+  clientInfo?: { name: string; title?: string | undefined; version?: string | undefined } | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
   /**
    * Where the session's log lines go: any logger with pino's shape (`debug`, `info`, `warn`,
    * `error`, each `(fields, message)`), e.g. a pino logger or a child of one. Each line carries
@@ -113,13 +115,13 @@ export interface SessionOptions {
    * ids, tool names, outcomes and durations; credentials are redacted. Default: the `debug`
    * package — set `DEBUG=toolrelay*` to print them on stderr (see docs/observability.md).
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * Also log the prompt of each turn, the input of each tool call and its result (at debug
    * level; credentials still redacted). They may hold personal or secret data: turn this on only
    * where logs may hold them. Never in spans. Default `false`.
    */
-  logPayloads?: boolean;
+  logPayloads?: boolean | undefined;
   /**
    * OpenTelemetry: a span per turn (`toolrelay.turn`) and per client tool call
    * (`execute_tool <name>`, a child of its turn's) with ids, tool name, outcome and duration — no
@@ -127,5 +129,5 @@ export interface SessionOptions {
    * installed (a no-op until your application registers a tracer provider), else no spans. A
    * tracer (`trace.getTracer("my-app")`): spans go there. `false`: no spans.
    */
-  tracer?: TelemetryTracer | false;
+  tracer?: TelemetryTracer | false | undefined;
 }

@@ -4,13 +4,13 @@
  */
 export interface BackoffOptions {
   /** Delay before the first retry, in ms. Default 50. */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** Upper bound of any delay, in ms. Default 5_000. */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Growth factor per attempt. Default 2. */
-  factor?: number;
+  factor?: number | undefined;
   /** Random source in [0, 1). Default Math.random. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 export type Backoff = (attempt: number) => number;

@@ -10,33 +10,33 @@ export interface LocalLinkOptions {
   /** App-server WebSocket URL, e.g. `ws://127.0.0.1:4500/ws`. `http(s):` is mapped to `ws(s):`; an empty path becomes `/ws`. */
   url: string;
   /** Sent as `Authorization: Bearer <token>` (never in the URL). Default: no auth header. */
-  token?: string;
+  token?: string | undefined;
   /** Extra upgrade headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Reconnect after a drop. Default `true`. */
-  reconnect?: boolean;
+  reconnect?: boolean | undefined;
   /** Reconnect delays. Default: first retry after ~50 ms, doubling with jitter, capped at 5 s. */
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /** Handshake deadline per attempt, in ms. Default 10_000. */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /**
    * Protocol-level ping interval, in ms. Default 30_000 (the app-server's own). `0` disables the
    * heartbeat. Any inbound traffic (a frame, a pong, the server's own pings) counts as liveness.
    */
-  pingIntervalMs?: number;
+  pingIntervalMs?: number | undefined;
   /**
    * A link silent this long after a ping is dead: it is terminated and reconnected. Default
    * twice `pingIntervalMs` (60_000), so a half-open link is detected within 90 s of its last
    * traffic — no tighter than the app-server, which reaps a socket after 90 s without a pong.
    * `0`: pings, no deadline.
    */
-  pongTimeoutMs?: number;
+  pongTimeoutMs?: number | undefined;
   /** Largest inbound frame, in bytes. Default 16 MiB. */
-  maxPayload?: number;
+  maxPayload?: number | undefined;
   /** WebSocket class. Default `ws`. */
-  WebSocket?: WebSocketConstructor;
+  WebSocket?: WebSocketConstructor | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** The app-server pings every 30 s; so does the local link. */
