@@ -38,7 +38,9 @@ describe("a tool that returns binary data", () => {
   ])("%s reaches the model as that image, base64", async (_, value, mimeType) => {
     await expect(run(value)).resolves.toEqual({
       kind: "ok",
-      content: [{ type: "image", data: Buffer.from(value as Uint8Array | ArrayBuffer).toString("base64"), mimeType }],
+      content: [
+        { type: "image", data: (value instanceof ArrayBuffer ? Buffer.from(value) : Buffer.from(value)).toString("base64"), mimeType },
+      ],
     });
   });
 

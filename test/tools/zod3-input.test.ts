@@ -12,10 +12,11 @@ import { z as zod325 } from "zod3";
 import { defineTool, toolJsonSchema } from "../../packages/toolrelay/src/tools/index.js";
 import { isZod3Schema, zod3JsonSchema } from "../../packages/toolrelay/src/tools/zod3-json-schema.js";
 
-const zod3s = [
+// Both are zod 3.25's classic API (zod 4 ships a copy of it); typed as one so that a test can call either.
+const zod3s: ReadonlyArray<readonly [string, typeof zod325]> = [
   ['zod 3.25 (import from "zod")', zod325],
-  ['zod 4\'s "zod/v3"', zod4ShippedV3],
-] as const;
+  ['zod 4\'s "zod/v3"', zod4ShippedV3 as unknown as typeof zod325],
+];
 
 const execute = (input: unknown) => JSON.stringify(input);
 
