@@ -164,6 +164,7 @@ export class SessionObserver {
         durationMs,
         requestIds: requestIds(),
       };
+      if (outcome.kind !== "ok") fields.reason = outcomeReason(outcome);
       if (logPayloads && "content" in outcome) fields.result = safeJson(outcome.content);
       log.write(outcome.kind === "ok" ? "info" : "warn", "tool", "tool call end", fields);
     }
@@ -205,5 +206,32 @@ function safeJson(value: unknown): string {
     return JSON.stringify(value) ?? String(value);
   } catch {
     return "[not JSON]";
+  }
+}
+
+/**
+ * Why a call did not end `ok`, in words, for its log line: the tool's error message, the input's
+ * problems, the limit it hit. (Its result stays out of the log unless `logPayloads`.)
+ */
+export function outcomeReason(outcome: CallOutcome): string {
+  switch (outcome.kind) {
+    case "ok":
+      return "";
+    case "tool-error":
+      return outcome.message;
+    case "invalid-input":
+      return outcome.issues.map((issue) => `${issue.path || "(input)"}: ${issue.message}`).join("; ");
+    case "unknown-tool":
+      return `no client tool named ${outcome.toolName}`;
+    case "input-too-large":
+      return `input of ${outcome.bytes} bytes, over the limit of ${outcome.limit}`;
+    case "timeout":
+      return `timed out after ${outcome.timeoutMs} ms`;
+    case "cancelled":
+      return outcome.reason;
+    case "disconnected":
+      return `the link was lost and not back within ${outcome.graceMs} ms`;
+    case "busy":
+      return `already running ${outcome.limit} calls`;
   }
 }
