@@ -1,5 +1,6 @@
 import { EventEmitter } from "eventemitter3";
 import type { RawData } from "ws";
+import type WebSocket from "ws";
 import { ToolrelayError, isToolrelayError } from "../errors.js";
 import { decodeFrame, encodeFrame, type OutboundFrame } from "../wire/index.js";
 import { exponentialBackoff } from "./backoff.js";
@@ -35,6 +36,8 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
   #state: LinkState = "idle";
   #epoch = 0;
   #sockets: LinkSockets<Channel> | undefined;
+  /** The socket frames are written on (the first channel's), while `#sockets` are attached. */
+  #writer: WebSocket | undefined;
   #closing: Promise<void> | undefined;
   #watchdog: HeartbeatWatchdog<Channel>;
   #reconnect: ReconnectController;
@@ -112,7 +115,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
   }
 
   send(frame: OutboundFrame, trusted = false): boolean {
-    const socket = this.#sockets?.[this.#options.channels[0]];
+    const socket = this.#writer;
     if (this.#state !== "open" || socket === undefined || socket.readyState !== 1) return false;
     const text = encodeFrame(frame, trusted);
     this.#rules?.sending(frame);
@@ -138,6 +141,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
     this.#rules?.closed();
     const sockets = this.#sockets;
     this.#sockets = undefined;
+    this.#writer = undefined;
     this.#setState("closed");
     if (sockets) await Promise.all(this.#options.channels.map((channel) => closeSocketGracefully(sockets[channel], this.#options.timers)));
   }
@@ -162,6 +166,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
 
   #attach(sockets: LinkSockets<Channel>, takeEarly: (channel: Channel) => RawMessage[]): void {
     this.#sockets = sockets;
+    this.#writer = sockets[this.#options.channels[0]];
     this.#epoch++;
     this.#rules?.connected(sockets);
     const receivers = this.#options.channels.map((channel) => {
@@ -225,6 +230,7 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
   #drop(sockets: LinkSockets<Channel>, why: string): void {
     if (sockets !== this.#sockets) return;
     this.#sockets = undefined;
+    this.#writer = undefined;
     this.#watchdog.stop();
     this.#rules?.dropped();
     for (const channel of this.#options.channels) sockets[channel].terminate();
@@ -279,9 +285,12 @@ export class SocketLink<Channel extends string> extends EventEmitter<RuntimeLink
   }
 }
 
-/** The text of a `ws` text message (a Buffer, unless a custom socket class hands over fragments or an ArrayBuffer). */
+/**
+ * The text of a `ws` text message (a Buffer, unless a custom socket class hands over fragments or an
+ * ArrayBuffer). `toString()` without an argument is UTF-8 and takes Buffer's fast path.
+ */
 function textOf(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8");
-  return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString();
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString();
+  return data.toString();
 }
