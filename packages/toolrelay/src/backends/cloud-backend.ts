@@ -94,13 +94,7 @@ export async function createCloudBackend(
   if (options.sandbox === undefined) return { link: await createCloudLink(options, runtime), sandbox: undefined };
   const apiKey = resolveCloudApiKey(options.apiKey);
   const baseUrl = normaliseCloudBaseUrl(options.baseUrl ?? DEFAULT_CLOUD_BASE_URL);
-  const client = await createLettaRestClient({
-    apiKey,
-    baseUrl,
-    headers: options.headers,
-    maxRetries: options.restMaxRetries,
-    timeoutMs: options.restTimeoutMs,
-  });
+  const client = await restClientFor(options, apiKey, baseUrl);
   const { sandbox, connectionId } = await ManagedSandbox.provision({
     client,
     options: resolveSandboxOptions(options.sandbox),
@@ -128,16 +122,21 @@ export async function createCloudLink(options: CloudBackendOptions, runtime: Clo
   if ("connectionId" in environment && typeof environment.connectionId === "string") {
     connectionId = environment.connectionId;
   } else {
-    const client = await createLettaRestClient({
-      apiKey,
-      baseUrl,
-      headers: options.headers,
-      maxRetries: options.restMaxRetries,
-      timeoutMs: options.restTimeoutMs,
-    });
+    const client = await restClientFor(options, apiKey, baseUrl);
     connectionId = (await resolveCloudEnvironment(client, environment)).connectionId;
   }
   return linkFor(options, apiKey, baseUrl, connectionId, runtime);
+}
+
+/** The Letta REST client of a cloud backend: its key, base URL, headers, retries and deadline. */
+function restClientFor(options: CloudBackendOptions, apiKey: string, baseUrl: string): ReturnType<typeof createLettaRestClient> {
+  return createLettaRestClient({
+    apiKey,
+    baseUrl,
+    headers: options.headers,
+    maxRetries: options.restMaxRetries,
+    timeoutMs: options.restTimeoutMs,
+  });
 }
 
 function linkFor(

@@ -1,6 +1,6 @@
 /** The bounds, options, requests and dispositions of a {@link CallTable} (call-table.ts). */
 import type { Timers } from "../internal/timers.js";
-import type { ClientTool } from "../tools/index.js";
+import { DEFAULT_MAX_RESULT_CHARS, type ClientTool } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
 import type { CallKey } from "./call-key.js";
 import type { CallOutcome } from "./call-outcome.js";
@@ -52,7 +52,7 @@ export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   resendWindowMs: 30_000,
   toolTimeoutMs: 60_000,
   maxInputBytes: 1_048_576,
-  maxResultChars: 32_000,
+  maxResultChars: DEFAULT_MAX_RESULT_CHARS,
   maxRequestIdChars: 256,
   maxToolCallIdChars: 512,
   maxToolNameChars: 256,

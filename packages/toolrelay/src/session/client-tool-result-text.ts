@@ -10,11 +10,10 @@
  * text longer than the runtime's own limit (a `maxResultChars` above 32,000): the runtime clamped
  * it again, in a way the SDK cannot repeat.
  */
+import { RUNTIME_TOOL_RETURN_MAX_CHARS } from "../internal/runtime-limits.js";
 import { formatCount } from "../tools/index.js";
 import type { ToolCallResponseBody, WireContentBlock } from "../wire/index.js";
 
-/** The runtime's `TOOL_RETURN_MAX_CHARS`: a longer text reaches the model clamped by the runtime (docs/protocol.md#clamping). */
-const RUNTIME_MAX_RESULT_CHARS = 32_000;
 /** The runtime cuts its stream copy of a longer result (`truncateInterruptToolReturn`); a shorter one is copied as it is. */
 const RUNTIME_COPY_MAX_CHARS = 30_000;
 /** How much of an answer's beginning the runtime's cut copy must repeat to count as a copy of it. */
@@ -41,9 +40,9 @@ export function clientToolResultText(sent: ToolCallResponseBody | undefined, run
   if (images.length === 0) {
     // The runtime's own rule: the texts joined, or the raw parts as JSON when that is empty.
     const text = texts.join("\n") || JSON.stringify(content);
-    return text.length <= RUNTIME_MAX_RESULT_CHARS && isCopyOf(runtimeText, text) ? text : runtimeText;
+    return text.length <= RUNTIME_TOOL_RETURN_MAX_CHARS && isCopyOf(runtimeText, text) ? text : runtimeText;
   }
-  if (texts.some((text) => text.length > RUNTIME_MAX_RESULT_CHARS)) return runtimeText;
+  if (texts.some((text) => text.length > RUNTIME_TOOL_RETURN_MAX_CHARS)) return runtimeText;
   // With images the runtime's copy is the texts joined, or (no text at all) the parts as JSON.
   const copied =
     texts.length > 0 ? isCopyOf(runtimeText, texts.join("\n")) : runtimeText.includes(images[0]!.data.slice(0, IMAGE_DATA_PREFIX_CHARS));

@@ -6,10 +6,11 @@
  * the raw parts, text clamped to 32,000 characters, failures wrapped in
  * "External tool execution error: ...".
  */
+import { RUNTIME_TOOL_RETURN_MAX_CHARS } from "../internal/runtime-limits.js";
 import type { ScriptedContentBlock, ScriptedToolResult } from "./scripted-runtime-types.js";
 
 /** `TOOL_RETURN_MAX_CHARS` of the real runtime. */
-export const TOOL_RETURN_MAX_CHARS = 32_000;
+export const TOOL_RETURN_MAX_CHARS = RUNTIME_TOOL_RETURN_MAX_CHARS;
 
 /** The message prefix the real runtime puts before a thrown/failed external call. */
 export const EXTERNAL_ERROR_PREFIX = "External tool execution error: ";

@@ -12,9 +12,10 @@
  * passes the text through untouched, and the model sees one clean notice.
  */
 import { ToolrelayError } from "../errors.js";
+import { RUNTIME_TOOL_RETURN_MAX_CHARS } from "../internal/runtime-limits.js";
 
 /** The runtime's `TOOL_RETURN_MAX_CHARS`: text longer than this is truncated by the runtime. */
-export const DEFAULT_MAX_RESULT_CHARS = 32_000;
+export const DEFAULT_MAX_RESULT_CHARS = RUNTIME_TOOL_RETURN_MAX_CHARS;
 
 /**
  * Clamp `text` to at most `maxChars` UTF-16 code units (what `string.length`

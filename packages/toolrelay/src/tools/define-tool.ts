@@ -7,6 +7,7 @@
  * that a bad tool fails at startup and not in the middle of a turn.
  */
 import { ToolrelayError } from "../errors.js";
+import { RUNTIME_MAX_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import {
   resolveToolInput,
   type InputValidationOf,
@@ -28,7 +29,7 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  * the model would get the runtime's bare "timed out" instead of the SDK's
  * answer. `defineTool` refuses a larger value rather than clamp it silently.
  */
-export const MAX_TOOL_TIMEOUT_MS = 300_000;
+export const MAX_TOOL_TIMEOUT_MS = RUNTIME_MAX_TOOL_TIMEOUT_MS;
 
 /**
  * What a tool says about itself, with MCP's names and meanings. Every hint

@@ -4,11 +4,12 @@
  * connection's tool set as a whole, docs/protocol.md#tool-registration).
  */
 import { ToolrelayError } from "../errors.js";
+import { RUNTIME_MIN_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import type { ExternalToolDefinition, ExternalToolsGroup } from "../wire/index.js";
 import { isClientTool, MAX_TOOL_TIMEOUT_MS, type ClientTool } from "./define-tool.js";
 
 /** Smallest `timeout_ms` the runtime accepts in a tool definition (newer runtimes validate 1,000–300,000). */
-export const MIN_ADVERTISED_TIMEOUT_MS = 1_000;
+export const MIN_ADVERTISED_TIMEOUT_MS = RUNTIME_MIN_TOOL_TIMEOUT_MS;
 
 /**
  * What the call path needs from a tool set: one lookup by name, and the names

@@ -11,6 +11,7 @@
  * other frame without a word (docs/protocol.md#silent-drops), so we reject it before sending.
  */
 import { z } from "zod/v4";
+import { RUNTIME_MAX_TOOL_TIMEOUT_MS, RUNTIME_MIN_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import { wireContentBlockSchema } from "./content.js";
 import { isJsonObject, jsonObjectSchema } from "./json-object.js";
 import { inboundRuntimeScopeSchema } from "./runtime-scope.js";
@@ -29,7 +30,7 @@ export const externalToolDefinitionSchema = z.strictObject({
    * Newer runtimes honour it (a value out of range drops the whole
    * `runtime_start` silently); 0.32.18 ignores it and waits 300 s.
    */
-  timeout_ms: z.number().int().min(1_000).max(300_000).optional(),
+  timeout_ms: z.number().int().min(RUNTIME_MIN_TOOL_TIMEOUT_MS).max(RUNTIME_MAX_TOOL_TIMEOUT_MS).optional(),
 });
 export type ExternalToolDefinition = z.infer<typeof externalToolDefinitionSchema>;
 
