@@ -43,7 +43,6 @@ export interface TurnStarterOptions extends Pick<SessionParts, "link" | "timers"
 
 export class TurnStarter {
   #options: TurnStarterOptions;
-  #turn: Turn | undefined;
   /** The running turn's input while it waits for the link: it was never written, so it is written once the link is back. */
   #unwrittenInput: { turn: Turn; frame: InputMessage } | undefined;
   /** The running turn's input was written and the runtime has not confirmed it yet. */
@@ -58,11 +57,10 @@ export class TurnStarter {
   start(message: MessageInput, options: SendOptions): Turn {
     const { link, sandbox, observer } = this.#options;
     if (link.state === "closed" && !sandbox) throw linkClosedForGood();
-    if (this.#turn && !this.#turn.done)
-      throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
+    const running = this.#options.turns.turn;
+    if (running && !running.done) throw new ToolrelayError("TURN_IN_PROGRESS", "a turn is already running; await it or abort it first");
     const runtime = this.#options.own.scope!;
     const turn = Turn.create((target) => this.#abortTurn(target));
-    this.#turn = turn;
     const clientMessageId = nextRequestId("message");
     this.#options.turns.begin(turn, clientMessageId);
     observer.turnStarted(turn.result, message, clientMessageId);
@@ -99,12 +97,13 @@ export class TurnStarter {
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */
   abort(): Promise<void> {
-    return this.#turn && !this.#turn.done ? this.#abortTurn(this.#turn) : Promise.resolve();
+    const running = this.#options.turns.turn;
+    return running && !running.done ? this.#abortTurn(running) : Promise.resolve();
   }
 
   /** The link dropped and the runtime forgot the turn: it fails with `lost`, or `INPUT_UNCONFIRMED` while its input awaits confirmation. */
   linkLost(lost: ToolrelayError): void {
-    this.#turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
+    this.#options.turns.turn?.fail(this.#inputUnconfirmed ? unconfirmed(lost) : lost);
   }
 
   /** The link is back and the runtime registered again: write the input that never went out, if its turn still runs. */
@@ -119,7 +118,7 @@ export class TurnStarter {
   /** The session is closing: the running turn fails with `error`, and an abort stops waiting for its settle time. */
   close(error: ToolrelayError): void {
     if (this.#abortTimer !== undefined) this.#options.timers.clearTimeout(this.#abortTimer);
-    this.#turn?.fail(error);
+    this.#options.turns.turn?.fail(error);
   }
 
   /**
