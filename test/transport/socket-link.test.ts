@@ -9,7 +9,6 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { ToolrelayError } from "../../packages/toolrelay/src/errors.js";
 import { CloudLink } from "../../packages/toolrelay/src/transport/cloud-link.js";
 import { LocalLink } from "../../packages/toolrelay/src/transport/local-link.js";
-import type { SocketLink } from "../../packages/toolrelay/src/transport/socket-link.js";
 import { FakeStatusRelay } from "./cloud-fake-relay.js";
 import { letTimePass, until } from "../support/wait.js";
 
@@ -20,7 +19,8 @@ afterEach(async () => {
 
 /** One link under test, and how its peer writes to it and sees what it wrote. */
 interface LinkUnderTest {
-  link: SocketLink<string>;
+  /** The base's channel type is invariant, so the two links are named, not `SocketLink<string>`. */
+  link: LocalLink | CloudLink;
   /** The channel whose socket the peer writes on. */
   channel: string;
   /** Write on the peer's newest socket (of `channel`). */
@@ -80,7 +80,7 @@ async function cloudLink(options: { maxPayload?: number } = {}): Promise<LinkUnd
   };
 }
 
-function record(link: SocketLink<string>) {
+function record(link: LocalLink | CloudLink) {
   const seen = { errors: [] as ToolrelayError[], frames: [] as string[], invalid: [] as string[], reconnects: 0 };
   link.on("error", (error) => seen.errors.push(error));
   link.on("frame", (frame) => seen.frames.push(frame.type));
