@@ -183,6 +183,8 @@ export const surfaces = [${requireList}] as const;
     lib: ["ES2022"],
     types: ["node"],
     noUncheckedIndexedAccess: true,
+    // `tsc --init`'s default since TypeScript 5.9.
+    exactOptionalPropertyTypes: true,
   };
   const tsconfig = (compilerOptions, files) =>
     `${JSON.stringify({ compilerOptions: { ...strict, ...compilerOptions }, files }, null, 2)}\n`;

@@ -184,7 +184,10 @@ function sandboxOf(args: CliArguments): RelaySandboxOptions | undefined {
  * Runs the CLI: starts the relay and prints its address. Resolves with the exit code (the
  * caller sets it on the process) and the running relay, if it started.
  */
-export async function runRelayCli(argv: readonly string[], io: CliIo = processIo): Promise<{ exitCode: number; relay?: Relay }> {
+export async function runRelayCli(
+  argv: readonly string[],
+  io: CliIo = processIo,
+): Promise<{ exitCode: number; relay?: Relay | undefined }> {
   const outcome = await runCommand(
     RELAY_COMMAND,
     argv,

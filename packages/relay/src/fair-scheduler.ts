@@ -34,7 +34,14 @@ export class FairScheduler {
   #brackets: TurnBrackets;
 
   /** `defer` runs a callback after pending I/O (default `setImmediate`); `brackets` default: the relay's turn write batch. */
-  constructor(options: { defer?: Defer; budget?: number; onError?: (error: unknown) => void; brackets?: TurnBrackets } = {}) {
+  constructor(
+    options: {
+      defer?: Defer | undefined;
+      budget?: number | undefined;
+      onError?: ((error: unknown) => void) | undefined;
+      brackets?: TurnBrackets | undefined;
+    } = {},
+  ) {
     // biome-ignore lint/style/noRestrictedGlobals: a slice waits for pending I/O (one event-loop turn), not for time
     this.#defer = options.defer ?? ((callback) => void setImmediate(callback));
     this.#budget = options.budget ?? SLICE_BUDGET;

@@ -138,7 +138,7 @@ export class ListenerConnection {
    * A full queue refuses it — except a tool answer (`always`), which is bounded by the
    * outstanding calls it answers.
    */
-  sendCommand(frame: RelayFrame, options: { always?: boolean } = {}): CommandDelivery {
+  sendCommand(frame: RelayFrame, options: { always?: boolean | undefined } = {}): CommandDelivery {
     const target = this.#commandSocket();
     if (this.#isReady && target && target.readyState === WebSocket.OPEN) {
       this.#write(target, frame.data);

@@ -22,138 +22,138 @@ export interface RelayLogger {
 /** The options of `startRelay` (and of the `toolrelay-relay` CLI's flags); every one has a default. */
 export interface RelayOptions {
   /** Port to listen on. Default `0` (any free port; read it from `relay.port`). */
-  port?: number;
+  port?: number | undefined;
   /**
    * Address to bind. Default `"127.0.0.1"`. A non-loopback address is refused unless API keys
    * are configured (`apiKeys` or `tenants`).
    */
-  host?: string;
+  host?: string | undefined;
   /**
    * Bearer API keys accepted on every route and upgrade (compared in constant time). Each key
    * listed here is a tenant of its own (named `key-1`, `key-2`, … by position) unless `tenants`
    * names it. Default `[]`. With no keys at all there is one tenant, `default`, and no
    * authentication — only allowed on a loopback bind.
    */
-  apiKeys?: readonly string[];
+  apiKeys?: readonly string[] | undefined;
   /**
    * Tenant name → its API keys. Keys of one tenant share its environments (a listener's key
    * and an SDK's key may differ); keys of different tenants share nothing. A key may belong to
    * one tenant only. Default `{}`. Names: 1–64 characters of `[A-Za-z0-9._-]`.
    */
-  tenants?: Readonly<Record<string, readonly string[]>>;
+  tenants?: Readonly<Record<string, readonly string[]>> | undefined;
   /**
    * Accept the key as a `token` query parameter on SDK status sockets (Letta's "query" auth
    * mode). Default `false`: such requests are refused, because a key in a URL ends up in logs.
    */
-  allowQueryToken?: boolean;
+  allowQueryToken?: boolean | undefined;
   /**
    * What the register answer tells the listener to do: one socket (`"single"`), a control and
    * a stream socket (`"split"`), or split with `listener_ready` generations (`"paired"`, what
    * Letta Cloud uses). Default `"paired"`. The relay accepts any of the three on connect.
    */
-  listenerMode?: ListenerMode;
+  listenerMode?: ListenerMode | undefined;
   /**
    * `Host` header values (hostname, without port) accepted besides the loopback names.
    * Default: loopback names only when bound to loopback; any host when bound elsewhere.
    */
-  allowedHosts?: readonly string[];
+  allowedHosts?: readonly string[] | undefined;
   /** Largest WebSocket message accepted on an SDK status socket, in bytes (larger: close 1009). Default 16 MiB. */
-  maxSdkFrameBytes?: number;
+  maxSdkFrameBytes?: number | undefined;
   /** Largest WebSocket message accepted on a listener socket, in bytes (larger: close 1009). Default 16 MiB. */
-  maxListenerFrameBytes?: number;
+  maxListenerFrameBytes?: number | undefined;
   /** Largest REST request body, in bytes (larger: 413). Default 64 KiB. */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /**
    * Bytes of unacknowledged frames one SDK session may hold (both channels, attached or
    * waiting for a resume). A delivery past it closes the session with 4008; one frame alone
    * always fits. Default 8 MiB.
    */
-  maxUnackedBytes?: number;
+  maxUnackedBytes?: number | undefined;
   /**
    * Bytes of unacknowledged frames all SDK sessions of one tenant may hold together; past it
    * the tenant's session holding the most is closed with 4008. Default 64 MiB.
    */
-  maxUnackedBytesPerTenant?: number;
+  maxUnackedBytesPerTenant?: number | undefined;
   /**
    * How long an SDK session (its seq counters, unacked frames and bindings) survives with no
    * socket attached, waiting for a reconnect. Default 60,000 ms.
    */
-  sdkResumeWindowMs?: number;
+  sdkResumeWindowMs?: number | undefined;
   /**
    * How long an environment survives with no listener connected before it is removed (its SDK
    * sockets are then closed with 1008). Default 300,000 ms (the listener's own retry budget).
    */
-  environmentGraceMs?: number;
+  environmentGraceMs?: number | undefined;
   /** Environments one tenant may have registered at once (more: 429). Default 64. */
-  maxEnvironmentsPerTenant?: number;
+  maxEnvironmentsPerTenant?: number | undefined;
   /** SDK sessions (attached or waiting for a resume) one tenant may have at once (more: 429 on upgrade). Default 256. */
-  maxSessionsPerTenant?: number;
+  maxSessionsPerTenant?: number | undefined;
   /**
    * Unanswered `external_tool_call_request`s one tenant's environments may hold together; a
    * request past it is answered to the listener with an error at once. Default 1,000.
    */
-  maxOutstandingCallsPerTenant?: number;
+  maxOutstandingCallsPerTenant?: number | undefined;
   /**
    * How long a tool call waits for an SDK session bound to its runtime; then the listener gets
    * an `external_tool_call_response` with an error and the call is forgotten. Default 30,000 ms.
    */
-  unownedCallTimeoutMs?: number;
+  unownedCallTimeoutMs?: number | undefined;
   /** Age after which an outstanding call that was handed to a session but never answered is forgotten. Default 900,000 ms. */
-  outstandingCallTtlMs?: number;
+  outstandingCallTtlMs?: number | undefined;
   /** Commands held per environment while its listener is reconnecting. Default 1,000. */
-  maxQueuedCommands?: number;
+  maxQueuedCommands?: number | undefined;
   /**
    * Bytes of commands held per environment while its listener is reconnecting; past it (or
    * `maxQueuedCommands`) a command is refused (tool answers are always kept). Default 16 MiB.
    */
-  maxQueuedCommandBytes?: number;
+  maxQueuedCommandBytes?: number | undefined;
   /**
    * Bytes written to a listener socket and not yet taken by the kernel; past it the relay stops
    * reading the environment's SDK sockets until half of it has drained. Default 16 MiB.
    */
-  maxListenerBufferedBytes?: number;
+  maxListenerBufferedBytes?: number | undefined;
   /**
    * How long a TCP connection may take to finish its HTTP request or WebSocket upgrade before
    * the relay closes it. Default 5,000 ms.
    */
-  handshakeTimeoutMs?: number;
+  handshakeTimeoutMs?: number | undefined;
   /**
    * Open TCP connections in total. When full, a new connection replaces the oldest one still
    * in its handshake, or is refused if there is none. Default 4,096 (keep it under the
    * process's descriptor limit).
    */
-  maxConnections?: number;
+  maxConnections?: number | undefined;
   /** Open TCP connections from one remote address (more: refused with 503 at once). Default 256. */
-  maxConnectionsPerAddress?: number;
+  maxConnectionsPerAddress?: number | undefined;
   /**
    * Interval of WebSocket protocol pings the relay sends to every socket; a socket that did
    * not answer the previous ping is terminated. Default 30,000 ms; `0` turns it off.
    */
-  heartbeatIntervalMs?: number;
+  heartbeatIntervalMs?: number | undefined;
   /**
    * Answer an SDK status socket's JSON `{"type":"ping"}` with `{"type":"pong"}` on the same
    * socket. Default `true`. (The listener's JSON pings are always answered: it reconnects
    * after three missed pongs.)
    */
-  respondToJsonPings?: boolean;
+  respondToJsonPings?: boolean | undefined;
   /**
    * Serve `POST /_relay/close-listener`, `POST /_relay/drop-sdk-sockets`, `GET /_relay/environments`
    * and `GET /_relay/stats` (authenticated, scoped to the caller's tenant), so a test can force
    * reconnects of a relay running in another process. Default `false`.
    */
-  enableTestHooks?: boolean;
+  enableTestHooks?: boolean | undefined;
   /**
    * Provision SDK-managed sandboxes (`POST /v1/agents/{agentId}/sandboxes`, `POST /v1/sandboxes`
    * and their refresh / terminate routes): each one a real listener process started with this
    * command in its own directory. Default: none (the sandbox routes answer 501).
    */
-  sandbox?: RelaySandboxOptions;
+  sandbox?: RelaySandboxOptions | undefined;
   /** Sandboxes one tenant may have at once (more: 429). Default 8. */
-  maxSandboxesPerTenant?: number;
+  maxSandboxesPerTenant?: number | undefined;
   /** Log sink. Default: silent. */
-  logger?: RelayLogger;
+  logger?: RelayLogger | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** {@link RelayOptions} with every default applied and the keys indexed by tenant (what the relay runs with). */

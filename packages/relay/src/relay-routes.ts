@@ -111,7 +111,7 @@ async function handleTestHook(
   }
   if (url.pathname === "/_relay/stats" && request.method === "GET") {
     // `?gc=1` collects garbage first when the process runs with --expose-gc (memory tests read what is retained).
-    const collect = (globalThis as { gc?: () => void }).gc;
+    const collect = (globalThis as { gc?: (() => void) | undefined }).gc;
     if (url.searchParams.get("gc") === "1" && collect) collect();
     return sendJson(response, 200, { memory: process.memoryUsage(), tenant: tenant.usage(), connections: guard.stats() });
   }

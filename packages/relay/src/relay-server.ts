@@ -89,7 +89,12 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   statusUrl(
     connectionId: string,
-    query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string },
+    query: {
+      channel: "control" | "stream";
+      agentId?: string | undefined;
+      conversationId?: string | undefined;
+      sessionId?: string | undefined;
+    },
   ): string {
     const url = new URL(`${this.url}/v1/environments/${encodeURIComponent(connectionId)}/status/ws`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);

@@ -10,11 +10,11 @@ import type { TenantUsage } from "./tenant.js";
 /** Options of {@link Relay.dropSdkSockets}. */
 export interface DropSdkSocketsOptions {
   /** Close code. Default 1012 ("service restart"). */
-  code?: number;
+  code?: number | undefined;
   /** Close reason. Default "Relay dropped the status socket". */
-  reason?: string;
+  reason?: string | undefined;
   /** Cut the TCP connection without a close frame (like a network failure). Default false. */
-  terminate?: boolean;
+  terminate?: boolean | undefined;
 }
 
 /** What the relay holds right now (`relay.stats()`, and the `/_relay/stats` hook for one tenant). */
@@ -42,7 +42,12 @@ export interface Relay extends EventEmitter<RelayEvents> {
   /** The SDK status socket URL for an environment (no credentials in it). */
   statusUrl(
     connectionId: string,
-    query: { channel: "control" | "stream"; agentId?: string; conversationId?: string; sessionId?: string },
+    query: {
+      channel: "control" | "stream";
+      agentId?: string | undefined;
+      conversationId?: string | undefined;
+      sessionId?: string | undefined;
+    },
   ): string;
   /**
    * Closes the environment's listener sockets with `code` (default 1012: the listener reconnects).

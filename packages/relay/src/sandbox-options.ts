@@ -23,7 +23,7 @@ export interface RelaySandboxOptions {
    * Arguments, e.g. `["/…/letta.js", "server", "--debug"]`. The relay appends
    * `--env-name <connectionName>`. Default `[]`.
    */
-  args?: readonly string[];
+  args?: readonly string[] | undefined;
   /**
    * The sandbox's environment, e.g. `{ PATH, LLAMA_CPP_BASE_URL, LETTA_LOCAL_BACKEND_EXPERIMENTAL }`.
    * Nothing of the relay's own environment is passed on; the relay adds only what the listener
@@ -31,7 +31,7 @@ export interface RelaySandboxOptions {
    * sandbox alone), `LETTA_LISTENER_DEVICE_ID`, `IGNORE_SELF_HOSTED_LISTENER_ERROR=1` and
    * `sharedStateEnv`. Default `{}`.
    */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /**
    * `"namespace"`: each sandbox runs in its own user, mount and PID namespaces (util-linux
    * `unshare`), where the filesystem holds only the system directories (`/usr`, `/etc`, `/bin`,
@@ -40,21 +40,21 @@ export interface RelaySandboxOptions {
    * whatever the relay's user can. Default `"namespace"` (the relay refuses to start when
    * `unshare` cannot create the namespaces).
    */
-  isolation?: SandboxIsolation;
+  isolation?: SandboxIsolation | undefined;
   /** What the listener needs besides the system directories (its install), read-only. Default `[]`. */
-  readOnlyPaths?: readonly string[];
+  readOnlyPaths?: readonly string[] | undefined;
   /** Where the sandboxes' directories are made. Default: a fresh directory in the OS temp dir, removed when the relay closes. */
-  directory?: string;
+  directory?: string | undefined;
   /**
    * An environment variable that names a directory shared by all sandboxes of one tenant and kept
    * when they are reaped: the part of Letta Cloud that outlives a sandbox (agents and
    * conversations). For Letta Code's local backend: `"LETTA_LOCAL_BACKEND_DIR"`. Default: none.
    */
-  sharedStateEnv?: string;
+  sharedStateEnv?: string | undefined;
   /** The length of one TTL minute, in ms (tests shorten it). Default 60_000. */
-  minuteMs?: number;
+  minuteMs?: number | undefined;
   /** Output lines kept per sandbox for the `/_relay/sandboxes` test hook. Default 200. */
-  outputLines?: number;
+  outputLines?: number | undefined;
 }
 
 /** {@link RelaySandboxOptions} checked, with every default applied. */

@@ -31,7 +31,7 @@ export interface SdkSessionOptions {
   identity: string;
   principal: Principal;
   /** Made of sockets that named no identity: paired by arrival, never resumed. Default false. */
-  anonymous?: boolean;
+  anonymous?: boolean | undefined;
   binding: RuntimeBinding;
   maxUnackedBytes: number;
   timers: Timers;

@@ -15,7 +15,7 @@ export interface Principal {
   /** `k1`, `k2`, … by key; `anonymous` when the relay has no keys; `sandbox:<id>` for a sandbox's key. Never the key. */
   readonly keyId: string;
   /** Set for the key the relay minted for one sandbox's listener: it may only register that device and connect it. */
-  readonly sandbox?: { readonly sandboxId: string; readonly deviceId: string };
+  readonly sandbox?: { readonly sandboxId: string; readonly deviceId: string } | undefined;
 }
 
 interface KnownKey {

@@ -77,7 +77,7 @@ export type ToolrelayErrorCode =
 export interface ToolrelayErrorOptions {
   cause?: unknown;
   /** Extra machine-readable details (never credentials). */
-  details?: Record<string, unknown>;
+  details?: Record<string, unknown> | undefined;
 }
 
 /**

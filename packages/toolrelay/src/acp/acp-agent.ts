@@ -54,13 +54,13 @@ export interface AcpSessionContext {
 /** Options of the editor tools. */
 export interface AcpEditorOptions {
   /** Deadline of each editor request (`fs/read_text_file`, `fs/write_text_file`), in ms. Default 10_000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Deadline of one editor tool call, in ms. Default: the session's `toolTimeoutMs` (60_000). */
-  toolTimeoutMs?: number;
+  toolTimeoutMs?: number | undefined;
   /** Refuse `write_via_editor` without `expected_hash` on an existing, non-empty buffer. Default `false`. */
-  requireExpectedHash?: boolean;
+  requireExpectedHash?: boolean | undefined;
   /** Tool result text shown in the editor is cut to this many characters. Default 2_000. */
-  maxToolContentChars?: number;
+  maxToolContentChars?: number | undefined;
 }
 
 /** Options of `startAcpAgent`. */
@@ -73,13 +73,13 @@ export interface AcpAgentOptions {
    */
   session(context: AcpSessionContext): SessionOptions | Promise<SessionOptions>;
   /** Sent as `agentInfo` in `initialize`. Default `{ name: "toolrelay-acp", version: "0.1.0" }`. */
-  agentInfo?: Implementation;
+  agentInfo?: Implementation | undefined;
   /** Editor tool options. Default: see {@link AcpEditorOptions}. */
-  editor?: AcpEditorOptions;
+  editor?: AcpEditorOptions | undefined;
   /** Title, kind and locations of tool calls in the editor. Default: `presentToolCall`. */
-  present?: ToolCallPresenter;
+  present?: ToolCallPresenter | undefined;
   /** Problems the agent handled itself (a session that failed to close, a session error event). Default: ignored. Never given tool inputs or results. */
-  onError?: (error: unknown, where: { sessionId?: string; phase: string }) => void;
+  onError?: ((error: unknown, where: { sessionId?: string | undefined; phase: string }) => void) | undefined;
 }
 
 /** A running ACP agent (`startAcpAgent`): one toolrelay session per ACP session. */
@@ -105,7 +105,7 @@ interface AcpSessionState {
 /** Serve ACP on `stream` (e.g. `ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin))`). */
 export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgent {
   const sessions = new Map<string, AcpSessionState>();
-  const report = (error: unknown, where: { sessionId?: string; phase: string }) => {
+  const report = (error: unknown, where: { sessionId?: string | undefined; phase: string }) => {
     try {
       options.onError?.(error, where);
     } catch {
@@ -168,7 +168,7 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
       });
       const context: AcpSessionContext = { sessionId, cwd: roots.roots[0]!, roots: roots.roots, clientCapabilities, editorTools };
       let session: Session;
-      const state = { sessionId, prompt: undefined } as Omit<AcpSessionState, "session"> & { session?: Session };
+      const state = { sessionId, prompt: undefined } as Omit<AcpSessionState, "session"> & { session?: Session | undefined };
       try {
         const sessionOptions = await options.session(context);
         session = await createSession({

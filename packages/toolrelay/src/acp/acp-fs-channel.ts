@@ -20,9 +20,9 @@ export interface AcpFsChannelOptions {
   /** Which of the two methods the editor advertised (`clientCapabilities.fs`). */
   capabilities: EditorCapabilities;
   /** Deadline of each editor request, in ms. Default 10_000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** The JSON-RPC code of a cancelled request (`RequestError.requestCancelled()`). */

@@ -41,9 +41,9 @@ export interface EditorChannelForOptions {
   /** The `clientCapabilities` from the editor's `initialize`. */
   clientCapabilities: ClientCapabilities | undefined | null;
   /** Deadline of each editor request, in ms. Default 10_000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** The channel to the editor's buffers for one session, or `undefined` when the editor offers none. */

@@ -20,13 +20,13 @@ export interface EditorPermissionOptions {
   /** The ACP session. */
   sessionId: string;
   /** Title and kind shown with the request. Default {@link presentToolCall}. */
-  present?: ToolCallPresenter;
+  present?: ToolCallPresenter | undefined;
   /**
    * The signal of the running prompt turn, if any: when it fires (ACP
    * `session/cancel`), the pending permission request is cancelled and the
    * tool denied. Default: none.
    */
-  turnSignal?: () => AbortSignal | undefined;
+  turnSignal?: (() => AbortSignal | undefined) | undefined;
 }
 
 const ALLOW_ONCE = "allow_once";

@@ -37,9 +37,9 @@ export interface EditorToolsOptions {
    * and is not empty (needs the read capability). Default `false`: without a
    * hash the buffer is overwritten.
    */
-  requireExpectedHash?: boolean;
+  requireExpectedHash?: boolean | undefined;
   /** Deadline of one editor tool call, in ms. Default: the session's `toolTimeoutMs`. */
-  toolTimeoutMs?: number;
+  toolTimeoutMs?: number | undefined;
 }
 
 /** The editor tools the channel supports (none without a channel). */

@@ -73,13 +73,13 @@ export interface RunAcpPromptOptions {
   /** The prompt's content blocks. */
   prompt: readonly ContentBlock[];
   /** Aborting it cancels the turn (wire it to `session/cancel`). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Title, kind and locations of tool calls. Default {@link presentToolCall}. */
-  present?: ToolCallPresenter;
+  present?: ToolCallPresenter | undefined;
   /** Tool result text shown in the editor is cut to this many characters. Default 2_000. */
-  maxToolContentChars?: number;
+  maxToolContentChars?: number | undefined;
   /** A `session/update` notification could not be sent (the connection closed). Default: ignored. */
-  onNotifyError?: (error: unknown) => void;
+  onNotifyError?: ((error: unknown) => void) | undefined;
 }
 
 /**
@@ -217,7 +217,7 @@ class AfterToolCallSeen {
   }
 }
 
-function messageIdOf(messageId: string | undefined): { messageId?: string } {
+function messageIdOf(messageId: string | undefined): { messageId?: string | undefined } {
   return messageId === undefined ? {} : { messageId };
 }
 

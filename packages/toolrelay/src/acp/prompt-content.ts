@@ -18,7 +18,7 @@ export function messageFromPrompt(prompt: readonly ContentBlock[]): MessageInput
       case "resource_link":
         return [{ type: "text", text: `[${block.title ?? block.name}](${block.uri})` }];
       case "resource": {
-        const resource = block.resource as { uri: string; text?: string; mimeType?: string | null };
+        const resource = block.resource as { uri: string; text?: string | undefined; mimeType?: string | null | undefined };
         if (typeof resource.text === "string") {
           return [{ type: "text", text: `<resource uri="${resource.uri}">\n${resource.text}\n</resource>` }];
         }

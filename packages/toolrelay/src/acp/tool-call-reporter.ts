@@ -23,7 +23,7 @@ export interface ToolCallReporterOptions {
   /** Title, kind and locations of a call. */
   present: ToolCallPresenter;
   /** Result text shown in the editor is cut to this many characters. Default 2_000. */
-  maxContentChars?: number;
+  maxContentChars?: number | undefined;
 }
 
 interface ReportedCall {

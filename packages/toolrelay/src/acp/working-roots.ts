@@ -54,9 +54,9 @@ export type EditorPathCheck = { ok: true; path: string } | { ok: false; reason: 
 /** Options of `WorkingRoots`. */
 export interface WorkingRootsOptions {
   /** Longest path accepted, in characters. Default 4_096. */
-  maxPathLength?: number;
+  maxPathLength?: number | undefined;
   /** File-system calls. Default: the real file system (`node:fs`). */
-  fileSystem?: PathFileSystem;
+  fileSystem?: PathFileSystem | undefined;
 }
 
 /** The working roots of one ACP session: its `cwd` and its `additionalDirectories`. */

@@ -18,53 +18,53 @@ import { ToolrelayError } from "../errors.js";
 export interface CloudBackendOptions {
   kind: "cloud";
   /** Letta API key. Default: env `LETTA_API_KEY`, then env `LETTA_CLOUD_API_KEY`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** API base URL (REST and, with `https→wss`, the status sockets). Default `"https://api.letta.com"`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * The environment to attach to: `{ connectionId }` is used as is; `{ name }`,
    * `{ id }` and `{ deviceId }` are looked up with `GET /v1/environments`.
    * Exactly one of `environment` and `sandbox`.
    */
-  environment?: CloudEnvironmentSelector;
+  environment?: CloudEnvironmentSelector | undefined;
   /**
    * Create (or resume) an SDK-managed Cloud sandbox for the agent and conversation, wait until it
    * is online, keep its TTL refreshed while the session lives (every 0.8 × TTL and before each
    * turn) and terminate it on close only with `terminateOnClose`. `{}` takes every default.
    * Exactly one of `environment` and `sandbox`. See docs/cloud.md "Managed sandboxes".
    */
-  sandbox?: CloudSandboxOptions;
+  sandbox?: CloudSandboxOptions | undefined;
   /** Extra headers for REST calls and both status sockets (e.g. `x-project-id`). An `authorization` header is replaced by the key. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * How the key reaches the relay. Default `"header"` (`Authorization: Bearer`).
    * `"query"` puts the key in the socket URLs (`?token=`), and so in proxy and
    * server logs: use it only where headers are impossible (browsers).
    */
-  auth?: CloudAuthMode;
+  auth?: CloudAuthMode | undefined;
   /** Ping interval on each status socket (a protocol-level ping and a JSON ping), in ms. Default 10_000. `0` turns the heartbeat off. */
-  pingIntervalMs?: number;
+  pingIntervalMs?: number | undefined;
   /**
    * A status socket whose ping gets no answer (a protocol pong or a JSON `pong`) within this long
    * is dead (half-open): both sockets are terminated and reconnected. Other inbound traffic does
    * not count, and the deadline holds from the moment the sockets open, so a dead path is found at
    * most `pingIntervalMs + pongTimeoutMs` after it died. Default 20_000; `0`: pings, no deadline.
    */
-  pongTimeoutMs?: number;
+  pongTimeoutMs?: number | undefined;
   /** WebSocket class for the status sockets. Default `ws`. */
-  WebSocket?: WebSocketConstructor;
+  WebSocket?: WebSocketConstructor | undefined;
   /** Reconnect delays. Default: first retry after 25–50 ms, doubling with full jitter, capped at 5 s. */
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /** Handshake deadline per status socket, in ms. Default 10_000. */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /** Largest inbound frame, in bytes. Default 16 MiB. */
-  maxPayload?: number;
+  maxPayload?: number | undefined;
   /** Retries of a failed REST request (letta-client policy). Default 2. */
-  restMaxRetries?: number;
+  restMaxRetries?: number | undefined;
   /** Deadline of one REST request, in ms. Default 60_000. */
-  restTimeoutMs?: number;
+  restTimeoutMs?: number | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** What a cloud backend set up: its link and, for `sandbox`, the managed sandbox. */
@@ -76,7 +76,7 @@ export interface CloudBackend {
 /** Where the cloud backend runs things, besides its options. */
 export interface CloudBackendContext {
   /** Aborting it stops the wait for a sandbox. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Errors of the sandbox's background work (a failed refresh or terminate). */
   onError?(error: ToolrelayError): void;
 }

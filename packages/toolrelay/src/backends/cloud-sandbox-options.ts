@@ -27,24 +27,24 @@ export interface CloudSandboxOptions {
    * Refresh and terminate use `POST /v1/sandboxes/{sandboxId}/refresh|terminate` either way.
    * Default `"agent"`.
    */
-  createRoute?: SandboxCreateRoute;
+  createRoute?: SandboxCreateRoute | undefined;
   /** The machine class. Default: not sent (Cloud's default). */
-  sandboxClass?: "linux-vm" | "container";
+  sandboxClass?: "linux-vm" | "container" | undefined;
   /** Repositories checked out in the sandbox, at most 10. Default: none. */
-  githubRepositories?: readonly GithubRepository[];
+  githubRepositories?: readonly GithubRepository[] | undefined;
   /** The sandbox's time to live after each refresh, in whole minutes, 1–60. Default 5. */
-  ttlMinutes?: number;
+  ttlMinutes?: number | undefined;
   /** How long to wait for the sandbox's listener to come online after it was created, in ms. Default 120_000. */
-  readyTimeoutMs?: number;
+  readyTimeoutMs?: number | undefined;
   /** How often to look for it (`GET /v1/environments`) meanwhile, in ms. Default 1_000. */
-  readyPollIntervalMs?: number;
+  readyPollIntervalMs?: number | undefined;
   /** How often the TTL is refreshed while the session is open, in ms. Default 0.8 × `ttlMinutes` (4 minutes for 5). */
-  refreshIntervalMs?: number;
+  refreshIntervalMs?: number | undefined;
   /**
    * Terminate the sandbox when the session closes (or fails to start). Default `false`: other
    * sessions of the same agent or conversation may share it, and its TTL ends it anyway.
    */
-  terminateOnClose?: boolean;
+  terminateOnClose?: boolean | undefined;
 }
 
 /** Every option with its default applied (internal: no entry point exports it). */

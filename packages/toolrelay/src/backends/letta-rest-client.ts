@@ -12,11 +12,11 @@ export interface LettaRestClientOptions {
   /** API base URL, e.g. `https://api.letta.com`. */
   baseUrl: string;
   /** Extra headers (e.g. `x-project-id`); an `authorization` header here is dropped (the key is the client's). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Retries of a failed request (network error, 408/409/429/5xx), the client's policy. Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Deadline of one request, in ms. Default 60_000 (the client's). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -45,7 +45,7 @@ export async function createLettaRestClient(options: LettaRestClientOptions): Pr
  * none is set (the message names the sources, never a value).
  */
 export function resolveCloudApiKey(apiKey: string | undefined): string {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> | undefined } | undefined }).process?.env ?? {};
   for (const candidate of [apiKey, env.LETTA_API_KEY, env.LETTA_CLOUD_API_KEY]) {
     const trimmed = candidate?.trim();
     if (trimmed) return trimmed;

@@ -36,7 +36,7 @@ export interface ManagedSandboxContext {
   conversationId: string | undefined;
   timers: Timers;
   /** Aborting it stops the wait for the listener (ABORTED). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Errors that do not fail a call (a background refresh that failed, a terminate that failed). */
   onError(error: ToolrelayError): void;
 }

@@ -33,10 +33,10 @@ export interface SandboxCreateAnswer {
 }
 
 interface CreateBody {
-  agentId?: string;
-  conversationId?: string;
-  githubRepositories?: GithubRepository[];
-  sandboxClass?: string;
+  agentId?: string | undefined;
+  conversationId?: string | undefined;
+  githubRepositories?: GithubRepository[] | undefined;
+  sandboxClass?: string | undefined;
 }
 
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.trim() !== "";

@@ -31,7 +31,10 @@ export const MAX_LISTED_INPUT_ISSUES = 20;
  * What the runtime receives for `outcome` (the body of `external_tool_call_response`) from the tool
  * `toolName`; `safeToRetry` (default `false`): the tool promised no side effects, a timeout says so.
  */
-export function responseForOutcome(outcome: CallOutcome, options: { toolName: string; safeToRetry?: boolean }): ToolCallResponseBody {
+export function responseForOutcome(
+  outcome: CallOutcome,
+  options: { toolName: string; safeToRetry?: boolean | undefined },
+): ToolCallResponseBody {
   const { toolName } = options;
   switch (outcome.kind) {
     case "ok":

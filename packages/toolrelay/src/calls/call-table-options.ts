@@ -132,9 +132,9 @@ export function guardOutput(output: CallTableOutput): CallTableOutput {
 export interface CallTableOptions {
   output: CallTableOutput;
   /** Bounds and per-call defaults over {@link DEFAULT_CALL_LIMITS}. */
-  limits?: Partial<CallLimits>;
+  limits?: Partial<CallLimits> | undefined;
   /** Timer source; inject fakes for exact tests. Default `systemTimers`. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** One `external_tool_call_request` as the table sees it: `requestId` the response echoes; it is its own {@link CallKey} (at most one run per key). */
@@ -148,7 +148,7 @@ export interface CallRequest extends CallKey {
    * after a reconnect (the runtime re-running a call whose answer it lost); else it is a new
    * model request. See docs/settlement.md, "What identifies a call".
    */
-  turn?: string;
+  turn?: string | undefined;
   toolName: string;
   /** The session's tool of that name, if any, and its tools (named in the unknown-tool answer). */
   tool: ClientTool | undefined;

@@ -30,6 +30,6 @@ export const systemTimers: Timers = {
 
 /** Ask Node not to keep the process alive for this timer (no-op elsewhere). */
 export function unrefTimer(handle: TimerHandle): void {
-  const maybe = handle as { unref?: () => void };
+  const maybe = handle as { unref?: (() => void) | undefined };
   if (typeof maybe.unref === "function") maybe.unref();
 }

@@ -173,7 +173,7 @@ export class McpConnection implements OpenToolSource {
    * fails the listing, unless `leftOut` is given (a relisting): then it is left out and its error
    * pushed there.
    */
-  async #listTools(options: { timeout: number; signal?: AbortSignal }, leftOut?: ToolrelayError[]): Promise<ClientTool[]> {
+  async #listTools(options: { timeout: number; signal?: AbortSignal | undefined }, leftOut?: ToolrelayError[]): Promise<ClientTool[]> {
     const listed: McpToolInfo[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;

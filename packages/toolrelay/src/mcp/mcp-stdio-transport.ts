@@ -32,11 +32,11 @@ export interface McpStdioCommand {
   /** The executable, found on `PATH` (the inherited one, or `env.PATH`). Required. */
   command: string;
   /** Its arguments. Default `[]`. */
-  args?: readonly string[];
+  args?: readonly string[] | undefined;
   /** The child's environment besides `PATH` (see the module comment). Default `{}`. */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /** Its working directory. Default: this process's. */
-  cwd?: string;
+  cwd?: string | undefined;
 }
 
 /** How the child ended. */

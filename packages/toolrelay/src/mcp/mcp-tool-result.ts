@@ -23,9 +23,9 @@ import type { WireContentBlock } from "../wire/index.js";
 
 /** The parts of an MCP `CallToolResult` this mapping reads (others are ignored). */
 export interface McpCallResult {
-  content?: ReadonlyArray<Record<string, unknown>>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
+  content?: ReadonlyArray<Record<string, unknown>> | undefined;
+  structuredContent?: Record<string, unknown> | undefined;
+  isError?: boolean | undefined;
   /** Old servers (protocol 2024-10-07) answer `{ toolResult }` instead. */
   toolResult?: unknown;
 }

@@ -10,16 +10,16 @@ import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 /** One tool as the MCP server lists it (the fields `filter` may look at). */
 export interface McpToolInfo {
   name: string;
-  title?: string;
-  description?: string;
+  title?: string | undefined;
+  description?: string | undefined;
   inputSchema: Record<string, unknown>;
-  annotations?: Record<string, unknown>;
+  annotations?: Record<string, unknown> | undefined;
 }
 
 /** Options of both kinds of MCP server (stdio and Streamable HTTP). */
 export interface McpCommonOptions {
   /** Names the server in errors and events. Default: the command's file name, or the URL's host. */
-  name?: string;
+  name?: string | undefined;
   /**
    * Put before every tool name, e.g. `"fs_"` → `fs_read_text_file`: letters,
    * digits, `_` and `-`, at most 32 characters. Characters of an MCP tool name
@@ -29,13 +29,13 @@ export interface McpCommonOptions {
    * and is left out, with an `error` event, when a later listing brings it.
    * Default `""`.
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /** Deadline of one `tools/call`, in ms: an integer in 1–300_000. On expiry MCP's cancellation is sent. Default 60_000. */
-  callTimeoutMs?: number;
+  callTimeoutMs?: number | undefined;
   /** Deadline to start: spawn or connect, `initialize`, and list every page of tools, in ms. Default 30_000. */
-  startTimeoutMs?: number;
+  startTimeoutMs?: number | undefined;
   /** Which of the server's tools to offer (called on every listing). Default: all of them. */
-  filter?: (tool: McpToolInfo) => boolean;
+  filter?: ((tool: McpToolInfo) => boolean) | undefined;
 }
 
 /** A server started as a child process, spoken to over stdio. */
@@ -43,16 +43,16 @@ export interface McpStdioOptions extends McpCommonOptions {
   /** The executable, looked up on `PATH`. Required. */
   command: string;
   /** Its arguments. Default `[]`. */
-  args?: readonly string[];
+  args?: readonly string[] | undefined;
   /**
    * The child's environment. Only these variables and `PATH` (on Windows also
    * `SYSTEMROOT`, `PATHEXT`, `COMSPEC`, `TEMP`, `TMP`, `SYSTEMDRIVE`, `WINDIR`)
    * are set: nothing else of this process is inherited. Name what the server
    * needs, e.g. `{ HOME: process.env.HOME! }` for `npx`. Default `{}`.
    */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /** The child's working directory. Default: this process's. */
-  cwd?: string;
+  cwd?: string | undefined;
 }
 
 /** A server reached over MCP Streamable HTTP. */
@@ -60,7 +60,7 @@ export interface McpHttpOptions extends McpCommonOptions {
   /** The server's MCP endpoint, `http:` or `https:`. Required. */
   url: string | URL;
   /** Sent with every request (e.g. `Authorization`). Default `{}`. */
-  headers?: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `mcpTools`'s options: a server to start (`command`) or one to reach (`url`). */

@@ -22,7 +22,7 @@ export interface ObservedScope {
 /** How a turn ended, as its `result` settles. */
 interface TurnEnding {
   stopReason: string;
-  error?: string;
+  error?: string | undefined;
 }
 
 export interface SessionObserverOptions {
@@ -64,14 +64,14 @@ export class SessionObserver {
   }
 
   /** An `error` event of the session (a transport problem, a listener that threw, ...). */
-  error(error: { code?: string; message: string }): void {
+  error(error: { code?: string | undefined; message: string }): void {
     this.#options.log.write("warn", "session", "session error", { code: error.code, error: error.message });
   }
 
   /** A turn was sent; its end is observed through `result`. */
   turnStarted(
     result: Promise<TurnEnding>,
-    message: string | ReadonlyArray<{ type: string; text?: string }>,
+    message: string | ReadonlyArray<{ type: string; text?: string | undefined }>,
     clientMessageId: string,
   ): void {
     const { log, tracing, timers, logPayloads } = this.#options;
@@ -84,7 +84,8 @@ export class SessionObserver {
     log.write("info", "turn", "turn start", fields);
     result.then(
       (ending) => this.#turnEnded(turn, ending.stopReason, ending.error === undefined ? undefined : "the turn ended in an error"),
-      (error: { code?: string; message?: string }) => this.#turnEnded(turn, "failed", error?.code ?? "failed", error?.message),
+      (error: { code?: string | undefined; message?: string | undefined }) =>
+        this.#turnEnded(turn, "failed", error?.code ?? "failed", error?.message),
     );
   }
 

@@ -17,7 +17,7 @@ export interface TelemetrySpan {
   /** Add attributes (at the end: outcome, duration, counts). */
   setAttributes(attributes: TelemetryAttributes): unknown;
   /** `code`: 1 ok, 2 error (OpenTelemetry's `SpanStatusCode`). */
-  setStatus(status: { code: number; message?: string }): unknown;
+  setStatus(status: { code: number; message?: string | undefined }): unknown;
   /** End the span, at `endTime` (epoch milliseconds) when given. */
   end(endTime?: number): void;
   /** `false` for a span that records nothing (no-op or sampled out); its attributes are then not built. */
@@ -34,7 +34,12 @@ export interface SpanEnding {
 /** The member of an OpenTelemetry `Tracer` toolrelay uses (`trace.getTracer("my-app")` is one). */
 export interface TelemetryTracer {
   /** Start a span; `context` is OpenTelemetry's (the parent span's), when `@opentelemetry/api` is installed. */
-  startSpan(name: string, options?: { attributes?: TelemetryAttributes; startTime?: number }, context?: unknown): TelemetrySpan;
+  startSpan(
+    name: string,
+    // No `| undefined` here: the SDK passes these to a tracer the app supplies (OpenTelemetry's `SpanOptions`), never an explicit undefined.
+    options?: { attributes?: TelemetryAttributes; startTime?: number },
+    context?: unknown,
+  ): TelemetrySpan;
 }
 
 /** What toolrelay takes from `@opentelemetry/api` when it is installed. */

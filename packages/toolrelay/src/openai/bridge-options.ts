@@ -15,14 +15,14 @@ export type BridgeWorkspace = "isolated" | { cwd: string } | "runtime";
 /** Where an explicit thread key may come from. */
 export interface ThreadKeySources {
   /** A request header that names the thread. Default `"x-toolrelay-thread"`; `false` ignores headers. */
-  header?: string | false;
+  header?: string | false | undefined;
   /** A key of the request's `metadata` that names the thread. Default `"thread_id"`; `false` ignores metadata. */
-  metadata?: string | false;
+  metadata?: string | false | undefined;
   /**
    * The request's `user` field names the thread. Default `false`: many clients send the same
    * `user` (the person) for every conversation, which would put them all in one thread.
    */
-  user?: boolean;
+  user?: boolean | undefined;
 }
 
 /** Options passed to every thread's `createSession`, besides the ones the bridge sets itself. */
@@ -48,7 +48,7 @@ export interface OpenAiBridgeOptions {
    * `tool_calls`; the runtime works in an empty scratch directory (see `workspace`). `"runtime"`:
    * the request's `tools` are ignored and the agent works with its own tools in `workspace`.
    */
-  toolExecution?: ToolExecution;
+  toolExecution?: ToolExecution | undefined;
   /**
    * The runtime's working directory. `"isolated"`: a fresh, empty scratch directory per thread,
    * removed when the thread ends (local backends only). `{ cwd }`: that directory. `"runtime"`:
@@ -57,62 +57,62 @@ export interface OpenAiBridgeOptions {
    * with `toolExecution: "client"` it must be given (the bridge cannot make an empty directory on
    * the runtime's machine, and will not guess that the runtime's own one is empty).
    */
-  workspace?: BridgeWorkspace;
+  workspace?: BridgeWorkspace | undefined;
   /** Port to listen on. Default `0` (any free port; read it from `bridge.port`). */
-  port?: number;
+  port?: number | undefined;
   /** Address to bind. Default `"127.0.0.1"`. A non-loopback address needs `apiKeys`. */
-  host?: string;
+  host?: string | undefined;
   /**
    * Bearer keys accepted (`Authorization: Bearer <key>`, compared in constant time). Each key's
    * threads are its own: a request never continues a thread another key started. Default `[]`:
    * no authentication, allowed on a loopback bind only.
    */
-  apiKeys?: readonly string[];
+  apiKeys?: readonly string[] | undefined;
   /** `Host` header names accepted besides loopback names and the bind address. Default `[]`. */
-  allowedHosts?: readonly string[];
+  allowedHosts?: readonly string[] | undefined;
   /**
    * Browser origins allowed to call the bridge (CORS). Default `[]`: a request with an `Origin`
    * header is refused (403), so a web page cannot reach a bridge on loopback.
    */
-  allowedOrigins?: readonly string[];
+  allowedOrigins?: readonly string[] | undefined;
   /** The model id of `GET /v1/models`; a request must name it. Default `"letta-code"`. */
-  modelId?: string;
+  modelId?: string | undefined;
   /** Largest request body, in bytes (larger: 413). Default 4 MiB. */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /**
    * Threads open at once (each a session and a conversation). A new thread past it replaces the
    * least recently used idle thread; when none is idle it is refused with 429. Default 64.
    */
-  maxThreads?: number;
+  maxThreads?: number | undefined;
   /** How long a thread with no request and no pending tool call is kept, in ms. Default 1,800,000 (30 min). */
-  threadIdleMs?: number;
+  threadIdleMs?: number | undefined;
   /**
    * How long a tool call returned to the client waits for its result (the next request's `role:
    * "tool"` message), in ms: 1–300,000. Then the runtime is answered that the call timed out and
    * the turn is stopped, so that the next request starts cleanly. Default 240,000 (below the
    * runtime's own 300 s).
    */
-  toolResultTimeoutMs?: number;
+  toolResultTimeoutMs?: number | undefined;
   /**
    * The instruction added to a new user message when the client declared tools, pushing the
    * model to call them. It is never added to a request that delivers tool results. A function
    * gets the tool names. `false`: none. Default: a short note naming the tools (see
    * docs/openai-bridge.md).
    */
-  toolNudge?: string | false | ((toolNames: readonly string[]) => string);
+  toolNudge?: string | false | ((toolNames: readonly string[]) => string) | undefined;
   /**
    * Characters of earlier messages passed to a new conversation when a request continues one the
    * bridge does not know (the newest are kept). Default 32,000.
    */
-  maxHistoryChars?: number;
+  maxHistoryChars?: number | undefined;
   /** Where an explicit thread key is read from. Default `{ header: "x-toolrelay-thread", metadata: "thread_id", user: false }`. */
-  threadKeys?: ThreadKeySources;
+  threadKeys?: ThreadKeySources | undefined;
   /** Sent as an SSE comment while a streamed answer is silent this long, in ms; `0` disables. Default 15,000. */
-  keepAliveMs?: number;
+  keepAliveMs?: number | undefined;
   /** Everything else each thread's `createSession` gets (mode, canUseTool, timeouts, ...). Default `{}`. */
-  session?: BridgeSessionOptions;
+  session?: BridgeSessionOptions | undefined;
   /** Called with errors the bridge handled but a caller may want to see (a session's `error` events, ...). Default: none. */
-  onError?: (error: Error, context: { threadId?: string }) => void;
+  onError?: ((error: Error, context: { threadId?: string | undefined }) => void) | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }

@@ -29,7 +29,13 @@ export class ChatApiError extends Error {
   readonly code: string;
   readonly param: string | null;
 
-  constructor(status: number, type: ChatApiErrorType, code: string, message: string, options: { param?: string; cause?: unknown } = {}) {
+  constructor(
+    status: number,
+    type: ChatApiErrorType,
+    code: string,
+    message: string,
+    options: { param?: string | undefined; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ChatApiError";
     this.status = status;

@@ -270,7 +270,7 @@ function describe(issues: readonly z.core.$ZodIssue[], prefix: readonly Property
   return `${formatPath(path)}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
 }
 
-function flatten(content: string | ReadonlyArray<{ type: string; text?: string; refusal?: string }>): string {
+function flatten(content: string | ReadonlyArray<{ type: string; text?: string | undefined; refusal?: string | undefined }>): string {
   if (typeof content === "string") return content;
   return content.map((part) => part.text ?? part.refusal ?? "").join("");
 }

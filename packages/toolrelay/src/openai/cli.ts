@@ -162,7 +162,7 @@ export async function runOpenAiCli(
   argv: readonly string[],
   io: CliIo = processIo,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ exitCode: number; bridge?: OpenAiBridge }> {
+): Promise<{ exitCode: number; bridge?: OpenAiBridge | undefined }> {
   const outcome = await runCommand(
     OPENAI_COMMAND,
     argv,

@@ -33,7 +33,7 @@ export interface ResolvedBridgeOptions {
   threadKeys: { header: string | undefined; metadata: string | undefined; user: boolean };
   keepAliveMs: number;
   session: BridgeSessionOptions;
-  onError: (error: Error, context: { threadId?: string }) => void;
+  onError: (error: Error, context: { threadId?: string | undefined }) => void;
   timers: Timers;
 }
 

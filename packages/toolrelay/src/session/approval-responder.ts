@@ -17,13 +17,13 @@ export interface ApprovalRequest {
 
 /** The answer to an {@link ApprovalRequest}. */
 export type ApprovalDecision =
-  | { behavior: "allow" /** Replace the tool's input. */; updatedInput?: Record<string, unknown> }
+  | { behavior: "allow" /** Replace the tool's input. */; updatedInput?: Record<string, unknown> | undefined }
   | { behavior: "deny" /** Read by the model. */; message: string };
 
 export interface ApprovalResponderOptions {
   /** The session's own client tool names: always allowed. */
   isClientTool(name: string): boolean;
-  canUseTool?: (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
+  canUseTool?: ((request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>) | undefined;
   /** Which runtime is this session's: requests of any other are left alone. */
   own: OwnRuntime;
   /** A request of another runtime was left alone. */
@@ -32,7 +32,7 @@ export interface ApprovalResponderOptions {
   /** Report a failing `canUseTool` callback. */
   onCallbackError(error: unknown, request: ApprovalRequest): void;
   /** Decisions remembered for replays. Default 256. */
-  maxRemembered?: number;
+  maxRemembered?: number | undefined;
 }
 
 /**

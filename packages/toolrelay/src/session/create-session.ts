@@ -156,7 +156,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
     return session;
   } catch (error) {
     log.write("warn", "session", "session start failed", {
-      code: (error as { code?: string })?.code,
+      code: (error as { code?: string | undefined })?.code,
       error: (error as Error)?.message ?? String(error),
     });
     await dispose();

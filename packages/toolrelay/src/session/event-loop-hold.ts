@@ -15,8 +15,8 @@ import type { WebSocketConstructor } from "../transport/open-web-socket.js";
 
 /** What Node can let go of: a timer, a socket, a pipe, a child process. */
 interface Unreffable {
-  ref?: () => unknown;
-  unref?: () => unknown;
+  ref?: (() => unknown) | undefined;
+  unref?: (() => unknown) | undefined;
 }
 
 function apply(handle: Unreffable, held: boolean): void {

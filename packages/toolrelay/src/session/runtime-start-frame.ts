@@ -10,7 +10,7 @@ export interface RuntimeStartInput {
   tools: ExternalToolsGroup[];
   mode: PermissionMode | undefined;
   cwd: string | undefined;
-  clientInfo: { name: string; title?: string; version?: string };
+  clientInfo: { name: string; title?: string | undefined; version?: string | undefined };
 }
 
 /**

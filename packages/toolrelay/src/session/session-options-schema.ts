@@ -111,7 +111,7 @@ export const sessionOptionsShape = {
 
 /** The rules across options: an isolated workspace is local only; a sandbox made for an agent needs the agent's id. */
 function refineSessionOptions(
-  options: { workspace?: unknown; backend: { kind: string; sandbox?: { createRoute?: string } | undefined }; agent: object },
+  options: { workspace?: unknown; backend: { kind: string; sandbox?: { createRoute?: string | undefined } | undefined }; agent: object },
   context: z.RefinementCtx,
 ): void {
   if (options.workspace === "isolated" && options.backend.kind === "cloud") {

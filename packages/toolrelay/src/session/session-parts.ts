@@ -15,7 +15,7 @@ export type MessageInput = string | Array<{ type: "text"; text: string } | { typ
 /** Options of `session.send`. */
 export interface SendOptions {
   /** Aborting it aborts the turn. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What createSession hands to the session (not exported by any entry point). */
@@ -39,7 +39,7 @@ export interface SessionParts {
   /** Called after every (re)registration, e.g. to point the cloud link at the runtime. */
   onRuntime?(runtime: RuntimeScope): void;
   /** A cloud backend's managed sandbox: refreshed before each turn; a gone one fails the turn (SANDBOX_EXPIRED). */
-  sandbox?: { readonly info: ManagedSandboxInfo; beforeTurn(): Promise<void> };
+  sandbox?: { readonly info: ManagedSandboxInfo; beforeTurn(): Promise<void> } | undefined;
   /** Whether the session keeps the process alive; the session holds it while something is in flight. Default: always held. */
-  hold?: EventLoopHold;
+  hold?: EventLoopHold | undefined;
 }

@@ -156,7 +156,7 @@ export class TurnStarter {
 
   /** The client message id `start` put in the input (one message, always set). */
   #clientMessageIdOf(frame: InputMessage): string {
-    const payload = frame.payload as { messages?: ReadonlyArray<{ client_message_id?: string }> };
+    const payload = frame.payload as { messages?: ReadonlyArray<{ client_message_id?: string | undefined }> | undefined };
     return payload.messages?.[0]?.client_message_id ?? "";
   }
 

@@ -18,7 +18,7 @@ export interface TurnResult {
    * The runtime's error message when the turn ended in an error: readable text (the same as the
    * turn's `error` event, whose other fields have the runtime's error class, detail and run).
    */
-  error?: string;
+  error?: string | undefined;
 }
 
 /**

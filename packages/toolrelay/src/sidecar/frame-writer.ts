@@ -99,8 +99,8 @@ function nullIds(frame: object): { session: string | null; turn: string | null; 
 }
 
 /** The ids of a frame, for diagnostics (never its payload). */
-export function idsOf(frame: object): { session?: string; turn?: string; call?: string } {
-  const ids: { session?: string; turn?: string; call?: string } = {};
+export function idsOf(frame: object): { session?: string | undefined; turn?: string | undefined; call?: string | undefined } {
+  const ids: { session?: string | undefined; turn?: string | undefined; call?: string | undefined } = {};
   const fields = frame as Record<string, unknown>;
   for (const key of ["session", "turn", "call"] as const) if (typeof fields[key] === "string") ids[key] = fields[key];
   return ids;

@@ -213,10 +213,10 @@ export type SidecarFrameOf<K extends SidecarFrameType> = z.infer<(typeof sidecar
 
 /** What an `error` frame is about: the type and the ids of the frame it answers, when known. */
 export interface ErrorFrameAbout {
-  frame_type?: string | null;
-  session?: string | null;
-  turn?: string | null;
-  call?: string | null;
+  frame_type?: string | null | undefined;
+  session?: string | null | undefined;
+  turn?: string | null | undefined;
+  call?: string | null | undefined;
 }
 
 /** An `error` frame; whatever `about` leaves out is `null`. */

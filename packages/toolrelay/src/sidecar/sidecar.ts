@@ -33,15 +33,15 @@ export interface SidecarOptions {
   /** Frames to the host (the process's stdout). Nothing else is ever written to it. Required. */
   output: Writable;
   /** How frame bodies are encoded. Default `"json"`. */
-  encoding?: SidecarEncoding;
+  encoding?: SidecarEncoding | undefined;
   /** Largest frame body accepted, in bytes; a larger one gets a `frame_too_large` error and is skipped. Default 16 MiB (16_777_216). */
-  maxFrameBytes?: number;
+  maxFrameBytes?: number | undefined;
   /** Where diagnostics lines go (ids, types, sizes, codes — never payloads). Default: nowhere. */
-  debug?: (line: string) => void;
+  debug?: ((line: string) => void) | undefined;
   /** How long the sessions may take to close when the host is gone, in ms. Default 800 (the sidecar is gone within 1 s). */
-  closeDeadlineMs?: number;
+  closeDeadlineMs?: number | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** Why the sidecar stopped: the host's `shutdown`, or the host went away (input ended, output broke). */

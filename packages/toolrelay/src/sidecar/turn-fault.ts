@@ -59,7 +59,7 @@ export type TurnEnding =
 export interface FaultVerdict {
   fault: TurnFault;
   /** Why, in words, for every fault but `ok` (no prompt, argument or result in it). */
-  message?: string;
+  message?: string | undefined;
 }
 
 /** One client tool call of the turn, as it ended. */

@@ -26,11 +26,11 @@ export interface StartFaultProxyOptions {
   /** Where every accepted connection is forwarded. Required. */
   target: { host: string; port: number };
   /** Interface to listen on. Loopback only (the proxy has no authentication). Default `"127.0.0.1"`. */
-  host?: string;
+  host?: string | undefined;
   /** Port to listen on. Default `0` (an ephemeral port; read it from `proxy.port`). */
-  port?: number;
+  port?: number | undefined;
   /** The clock of `latency()` and of the close fallback. Default: the system timers. */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** Counters since the proxy started. */

@@ -27,7 +27,7 @@ interface PendingEntry {
 export interface ExternalCallRequest {
   connectionId: string;
   runtime: ScriptedRuntimeScope;
-  scopeId?: string;
+  scopeId?: string | undefined;
   toolCallId: string;
   toolName: string;
   input: Record<string, unknown>;
@@ -133,7 +133,7 @@ export class ScriptedCallTable {
       entry.settle("answered", externalFailure(frame.error));
       return true;
     }
-    const result = frame.result as { content: ScriptedContentBlock[]; is_error?: boolean };
+    const result = frame.result as { content: ScriptedContentBlock[]; is_error?: boolean | undefined };
     entry.settle("answered", resultFromContent(result.content, result.is_error === true));
     return true;
   }

@@ -8,7 +8,7 @@ import type { ScriptedPermissionMode, ScriptedRuntimeScope } from "./scripted-ru
 
 /** The client's answer to a `control_request`. */
 export type ApprovalAnswer =
-  | { kind: "allow"; updatedInput?: Record<string, unknown> }
+  | { kind: "allow"; updatedInput?: Record<string, unknown> | undefined }
   | { kind: "deny"; message: string }
   /** The turn was aborted, or its connection closed, while the request was pending. */
   | { kind: "cancelled" };
@@ -28,7 +28,7 @@ export interface ActiveTurn {
   /** The connection driving the turn; passes to another subscriber when it closes. */
   connectionId: string;
   /** The turn's `ScriptedTurnSession` once it runs: the core reads the run it is on (an abort names it). */
-  session?: { readonly lastRunId: string | undefined };
+  session?: { readonly lastRunId: string | undefined } | undefined;
 }
 
 export interface PendingApproval {

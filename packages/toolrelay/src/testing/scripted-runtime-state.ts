@@ -22,9 +22,9 @@ export interface ToolVisibilityQuery {
   /** The connection the turn's input came from. */
   originConnectionId: string;
   /** `payload.external_tool_scope_ids`. */
-  scopeIds?: readonly string[];
+  scopeIds?: readonly string[] | undefined;
   /** `payload.client_tool_allowlist` (undefined = no filter). */
-  allowlist?: readonly string[];
+  allowlist?: readonly string[] | undefined;
 }
 
 export class ScriptedRuntimeState {
@@ -39,7 +39,7 @@ export class ScriptedRuntimeState {
   replaceTools(connectionId: string, scope: ScriptedRuntimeScope, groups: readonly unknown[]): void {
     const key = JSON.stringify([connectionId, runtimeKey(scope)]);
     const tools: StoredRegistration[] = [];
-    for (const group of groups as Array<{ scope_id?: string; tools: Array<Record<string, unknown>> }>) {
+    for (const group of groups as Array<{ scope_id?: string | undefined; tools: Array<Record<string, unknown>> }>) {
       for (const tool of group.tools) {
         tools.push({
           name: tool.name as string,

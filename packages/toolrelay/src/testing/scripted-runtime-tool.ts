@@ -27,14 +27,14 @@ export interface RuntimeToolTurn {
 
 export interface RuntimeToolOptions {
   /** `error` for a failing tool. Default `success`. */
-  status?: "success" | "error";
+  status?: "success" | "error" | undefined;
   /**
    * Stream the output before the final result, one snapshot per line so far (the whole text up
    * to that line), like Bash. Default `true`; `false` for a tool that prints nothing while it runs.
    */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** The model's tool-call id. Default: a fresh `call-<uuid>`. */
-  toolCallId?: string;
+  toolCallId?: string | undefined;
 }
 
 /** The growing snapshots of `output`: its first line, its first two lines, … (no trailing newline). */

@@ -26,30 +26,30 @@ export interface StartScriptedRuntimeOptions {
    */
   script: TurnScript;
   /** Interface to bind. Default `"127.0.0.1"`. A non-loopback host requires `authToken`. */
-  host?: string;
+  host?: string | undefined;
   /** TCP port. Default `0` (an ephemeral port; read it from `runtime.url` / `runtime.port`). */
-  port?: number;
+  port?: number | undefined;
   /**
    * When set, every upgrade (and `GET /app-server-info`) must carry
    * `Authorization: Bearer <authToken>`; anything else gets HTTP 401. Default: no auth, and an
    * upgrade carrying an `Origin` header gets 403 (like the real app-server).
    */
-  authToken?: string;
+  authToken?: string | undefined;
   /**
    * Permission mode of a runtime whose `runtime_start` names no `mode`. Default `"unrestricted"`
    * (the real default): tools run without asking. In any other mode the runtime sends a
    * `control_request` (`can_use_tool`, `perm-<tool_call_id>`) before each tool call and waits
    * for the client's `approval_response`.
    */
-  permissionMode?: ScriptedPermissionMode;
+  permissionMode?: ScriptedPermissionMode | undefined;
   /** How long the runtime waits for an `external_tool_call_response`. Default `300_000` (5 min, like the real runtime). */
-  externalToolTimeoutMs?: number;
+  externalToolTimeoutMs?: number | undefined;
   /**
    * The first `missedAborts` `abort_message`s of a running turn are answered
    * `{ aborted: false, success: true }` and change nothing, as the real runtime (0.32.18)
    * answered about one abort in five of a running turn under load. Default `0`.
    */
-  missedAborts?: number;
+  missedAborts?: number | undefined;
   /**
    * A turn whose input arrives within this many ms of the previous `turn_finished` of its
    * conversation reports, in every `update_loop_status` until it ends, `WAITING_ON_INPUT` with no
@@ -58,26 +58,26 @@ export interface StartScriptedRuntimeOptions {
    * previous turn went idle. Default `300` (the real runtime was seen lying at 0, 100 and 250 ms
    * pauses, not at 500 ms). `0` turns it off.
    */
-  staleLoopStatusWindowMs?: number;
+  staleLoopStatusWindowMs?: number | undefined;
   /** Largest inbound WebSocket message, in bytes (ws `maxPayload`). Default `16 * 1024 * 1024`. */
-  maxPayloadBytes?: number;
+  maxPayloadBytes?: number | undefined;
   /** Interval of protocol-level pings; a socket missing 3 pongs in a row is terminated. `0` disables. Default `30_000`. */
-  heartbeatIntervalMs?: number;
+  heartbeatIntervalMs?: number | undefined;
   /** `letta_code_version` reported by `app_server_info_response`. Default `"0.32.18"`. */
-  version?: string;
+  version?: string | undefined;
   /**
    * The clock of the runtime: the external tool call timeout, the heartbeat and every timestamp
    * it writes. Default: the system timers (which vitest's fake timers replace, too).
    */
-  timers?: Timers;
+  timers?: Timers | undefined;
 }
 
 /** A text or image block, as an `external_tool_call_response` carries it. */
 export interface ScriptedContentBlock {
   type: string;
-  text?: string;
-  data?: string;
-  mimeType?: string;
+  text?: string | undefined;
+  data?: string | undefined;
+  mimeType?: string | undefined;
 }
 
 /** What a tool call came back with, as the model would see it. */
@@ -87,7 +87,7 @@ export interface ScriptedToolResult {
   /** `true` for `is_error: true`, a client `error`, a timeout, a lost connection, a denial, an unknown tool. */
   isError: boolean;
   /** The failure message when there was no result: the client's `error`, "External tool call timed out: x", "Listener connection closed", ... */
-  error?: string;
+  error?: string | undefined;
   /** The tool-return text the model receives (normalized, clamped to 32,000 characters, error-wrapped). */
   toolReturn: string;
 }
@@ -95,18 +95,18 @@ export interface ScriptedToolResult {
 /** One tool call of {@link ScriptedTurn.callTools}. */
 export interface ScriptedToolCallSpec {
   name: string;
-  input?: Record<string, unknown>;
+  input?: Record<string, unknown> | undefined;
   /** The model's tool-call id. Default: a fresh `call-<uuid>`. */
-  toolCallId?: string;
+  toolCallId?: string | undefined;
 }
 
 /** An external tool visible to a turn. */
 export interface ScriptedVisibleTool {
   name: string;
-  label?: string;
+  label?: string | undefined;
   description: string;
   parameters: Record<string, unknown>;
-  scopeId?: string;
+  scopeId?: string | undefined;
   /** The connection that registered it (and receives its calls). */
   connectionId: string;
 }
@@ -147,7 +147,7 @@ export interface ScriptedTurn {
   /** Stream a `reasoning_message` delta. */
   reason(text: string): Promise<void>;
   /** Call one external tool (see {@link ScriptedTurn.callTools}). */
-  callTool(name: string, input?: Record<string, unknown>, options?: { toolCallId?: string }): Promise<ScriptedToolResult>;
+  callTool(name: string, input?: Record<string, unknown>, options?: { toolCallId?: string | undefined }): Promise<ScriptedToolResult>;
   /**
    * Call several tools from one model response: their approval requests and `client_tool_start`
    * deltas come first, then the `external_tool_call_request`s one after another (each after the
@@ -180,7 +180,7 @@ export interface ScriptedTurn {
     name: string,
     args: Record<string, unknown>,
     output: string,
-    options?: { status?: "success" | "error"; stream?: boolean; toolCallId?: string },
+    options?: { status?: "success" | "error" | undefined; stream?: boolean | undefined; toolCallId?: string | undefined },
   ): Promise<ScriptedToolResult>;
   /**
    * A subagent (what the runtime's `Agent` tool starts). Its frames go out **on this turn's
@@ -194,13 +194,13 @@ export interface ScriptedTurn {
 /** Options of `turn.subagent()`: what the runtime's `update_subagent_state` says about it. */
 export interface ScriptedSubagentOptions {
   /** Default `subagent-<ms>-<n>`, like the runtime's. */
-  subagentId?: string;
+  subagentId?: string | undefined;
   /** Shown in `update_subagent_state`. Defaults: `"subagent"`, `"General-purpose"`, `""`. */
-  description?: string;
-  subagentType?: string;
-  prompt?: string;
+  description?: string | undefined;
+  subagentType?: string | undefined;
+  prompt?: string | undefined;
   /** The parent's `Agent` tool call that started it, if any. */
-  toolCallId?: string;
+  toolCallId?: string | undefined;
 }
 
 /** A subagent's stream (see {@link ScriptedTurn.subagent}). */
@@ -215,7 +215,7 @@ export interface ScriptedSubagent {
     name: string,
     args: Record<string, unknown>,
     output: string,
-    options?: { status?: "success" | "error"; toolCallId?: string },
+    options?: { status?: "success" | "error" | undefined; toolCallId?: string | undefined },
   ): Promise<void>;
   /** Its last step ends with `stop_reason: end_turn`; `update_subagent_state` shows it `completed`. */
   finish(): Promise<void>;
@@ -229,15 +229,15 @@ export interface ScriptedCallRecord {
   requestId: string;
   connectionId: string;
   runtime: ScriptedRuntimeScope;
-  scopeId?: string;
+  scopeId?: string | undefined;
   toolCallId: string;
   toolName: string;
   input: Record<string, unknown>;
   status: ScriptedCallStatus;
   /** The `external_tool_call_response` frame, once one arrived. */
-  response?: Record<string, unknown>;
+  response?: Record<string, unknown> | undefined;
   /** What the script received, once settled. */
-  result?: ScriptedToolResult;
+  result?: ScriptedToolResult | undefined;
 }
 
 /** One frame received from, or sent to, a client. */

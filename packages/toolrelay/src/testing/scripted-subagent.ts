@@ -57,7 +57,7 @@ export class ScriptedSubagentStream implements ScriptedSubagent {
     name: string,
     args: Record<string, unknown>,
     output: string,
-    options: { status?: "success" | "error"; toolCallId?: string } = {},
+    options: { status?: "success" | "error" | undefined; toolCallId?: string | undefined } = {},
   ): Promise<void> {
     if (this.#stopped) return;
     const toolCallId = options.toolCallId ?? `call_${randomUUID().slice(0, 8)}`;

@@ -29,7 +29,7 @@ export interface Decision {
   spec: { toolCallId: string; name: string; input: Record<string, unknown> };
   messageId: string;
   approved: boolean;
-  denial?: string;
+  denial?: string | undefined;
 }
 
 /** The decisions of one approval step, and the run it ended. */

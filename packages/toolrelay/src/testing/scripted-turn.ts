@@ -107,7 +107,11 @@ export class ScriptedTurnSession implements ScriptedTurn {
     await this.host.flush();
   }
 
-  async callTool(name: string, input: Record<string, unknown> = {}, options: { toolCallId?: string } = {}): Promise<ScriptedToolResult> {
+  async callTool(
+    name: string,
+    input: Record<string, unknown> = {},
+    options: { toolCallId?: string | undefined } = {},
+  ): Promise<ScriptedToolResult> {
     const [result] = await this.callTools([
       { name, input, ...(options.toolCallId !== undefined ? { toolCallId: options.toolCallId } : {}) },
     ]);
@@ -207,7 +211,7 @@ export class ScriptedTurnSession implements ScriptedTurn {
   }
 
   /** Ends the open step: usage statistics (unless `withUsage: false`), then the `stop_reason` delta. */
-  endStep(stopReason: string, options: { withUsage?: boolean } = {}): void {
+  endStep(stopReason: string, options: { withUsage?: boolean | undefined } = {}): void {
     if (!this.#stepOpen || !this.#currentRunId) return;
     if (options.withUsage !== false) {
       this.emitDelta(usageDelta(this.host.nextMessageId("letta-msg"), this.runtime, this.#currentRunId, ++this.#seqId));

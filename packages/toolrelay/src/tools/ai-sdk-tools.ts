@@ -23,26 +23,26 @@ import type { ToolResult, ToolReturnValue } from "./tool-result.js";
 
 /** The parts of an AI SDK tool this adapter reads. */
 export interface AiSdkToolLike {
-  description?: string;
-  title?: string;
+  description?: string | undefined;
+  title?: string | undefined;
   inputSchema: unknown;
   /** Called as `execute(input, { toolCallId, messages: [], abortSignal })`. */
-  execute?: (input: never, options: never) => unknown;
+  execute?: ((input: never, options: never) => unknown) | undefined;
   /** Called as `toModelOutput({ toolCallId, input, output })`. */
-  toModelOutput?: (options: never) => unknown;
+  toModelOutput?: ((options: never) => unknown) | undefined;
 }
 
 /** Options of {@link fromAiSdkTools}. */
 export interface FromAiSdkToolsOptions {
   /** Annotations per tool name (the AI SDK has none; they decide the timeout text). Default: none. */
-  annotations?: Readonly<Record<string, ToolAnnotations>>;
+  annotations?: Readonly<Record<string, ToolAnnotations>> | undefined;
   /** Deadline of each call, in ms (1–300_000). Default: the session's `toolTimeoutMs`. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Per tool name, `true` to let that tool replace the runtime's own tool of the same name
    * (`defineTool`'s `overridesRuntimeTool`). Default: none (such a name is `RESERVED_TOOL_NAME`).
    */
-  overridesRuntimeTool?: Readonly<Record<string, boolean>>;
+  overridesRuntimeTool?: Readonly<Record<string, boolean>> | undefined;
 }
 
 const aiSchemaSymbol = Symbol.for("vercel.ai.schema");
@@ -85,7 +85,7 @@ function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAiSdkTool
   } as Parameters<typeof defineTool<ToolInputSchema>>[0]);
 }
 
-type SchemaParts = { inputSchema: ToolInputSchema; jsonSchema?: JsonSchemaObject; validate?: boolean };
+type SchemaParts = { inputSchema: ToolInputSchema; jsonSchema?: JsonSchemaObject | undefined; validate?: boolean | undefined };
 
 function inputSchemaOf(value: unknown, fail: (message: string) => ToolrelayError): SchemaParts {
   const schema = typeof value === "function" ? (value as () => unknown)() : value;
@@ -94,7 +94,7 @@ function inputSchemaOf(value: unknown, fail: (message: string) => ToolrelayError
   const json = (schema as { jsonSchema: unknown }).jsonSchema;
   if (typeof (json as { then?: unknown } | null)?.then === "function")
     throw fail("its JSON Schema is a promise: resolve it and pass the object");
-  const validate = (schema as { validate?: (value: unknown) => unknown }).validate;
+  const validate = (schema as { validate?: ((value: unknown) => unknown) | undefined }).validate;
   if (typeof validate !== "function") return { inputSchema: json as JsonSchemaObject, validate: false };
   const standard: StandardSchemaV1 = {
     "~standard": {

@@ -77,7 +77,7 @@ export function describeBinary(value: ArrayBufferLike | ArrayBufferView): string
 
 function constructorName(value: object): string {
   if (typeof Buffer === "function" && Buffer.isBuffer(value)) return "Buffer";
-  const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } | undefined } | null)?.constructor?.name;
   return typeof name === "string" && name !== "" ? name : "binary value";
 }
 

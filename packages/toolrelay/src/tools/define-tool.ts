@@ -40,15 +40,15 @@ export const MAX_TOOL_TIMEOUT_MS = RUNTIME_MAX_TOOL_TIMEOUT_MS;
  */
 export interface ToolAnnotations {
   /** A human-readable name for UIs (sent to the runtime as the tool's label). Default: none (UIs show `name`). */
-  title?: string;
+  title?: string | undefined;
   /** The tool changes nothing. Safe to retry. Default `false`. Cannot be combined with `destructiveHint: true`. */
-  readOnlyHint?: boolean;
+  readOnlyHint?: boolean | undefined;
   /** The tool may delete or overwrite state the user cares about. Default `false` (unknown). */
-  destructiveHint?: boolean;
+  destructiveHint?: boolean | undefined;
   /** Calling it twice with the same input has the same effect as once. Safe to retry. Default `false`. */
-  idempotentHint?: boolean;
+  idempotentHint?: boolean | undefined;
   /** The tool reaches outside systems (the web, other services). Default `false` (unknown). */
-  openWorldHint?: boolean;
+  openWorldHint?: boolean | undefined;
 }
 
 /** What `execute` gets besides its input. */
@@ -98,20 +98,20 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
    * converters type their output as any JSON Schema: that it is an object schema
    * (`type: "object"`) is checked when the tool is defined (`INVALID_TOOL_DEFINITION`).
    */
-  jsonSchema?: JsonSchemaObject | object;
+  jsonSchema?: JsonSchemaObject | object | undefined;
   /**
    * Only with a JSON Schema `inputSchema`: `false` advertises the schema
    * without validating — nothing is refused or changed, `execute` gets the
    * input exactly as sent (for hosts that validate themselves). Default `true`.
    */
-  validate?: boolean;
+  validate?: boolean | undefined;
   /** What the tool does to the world, in MCP's words; see {@link ToolAnnotations}. Default `{}`. */
-  annotations?: ToolAnnotations;
+  annotations?: ToolAnnotations | undefined;
   /**
    * Deadline of one call, in ms: a positive integer up to 300_000 (the
    * runtime's own wait). Default: the session's `toolTimeoutMs` (60_000).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * `true` lets this tool take the name of one of the runtime's own tools (`Read`, `Bash`,
    * `Write`, ...) and so **replace** that tool: the model is offered this tool in its place, and
@@ -119,7 +119,7 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
    * `RESERVED_TOOL_NAME`, because the runtime would replace its tool without a word. Has no effect
    * for any other name. Default `false`.
    */
-  overridesRuntimeTool?: boolean;
+  overridesRuntimeTool?: boolean | undefined;
   /**
    * Runs the tool with the validated input (for zod and Standard Schemas the
    * schema's output: defaults filled in, transforms applied; for a JSON Schema

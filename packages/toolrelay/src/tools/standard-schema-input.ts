@@ -58,7 +58,7 @@ const strictLibraryOptions: Readonly<Record<string, Record<string, unknown>>> = 
     fallback: {
       date: () => ({ [noJsonFormKey]: "a Date" }),
       domain: (context: { domain?: unknown }) => ({ [noJsonFormKey]: `a ${String(context.domain)}` }),
-      proto: (context: { proto?: { name?: unknown } }) => ({
+      proto: (context: { proto?: { name?: unknown } | undefined }) => ({
         [noJsonFormKey]: `an instance of ${typeof context.proto?.name === "string" && context.proto.name !== "" ? context.proto.name : "a class"}`,
       }),
       symbolKey: () => ({ [noJsonFormKey]: "a symbol key" }),

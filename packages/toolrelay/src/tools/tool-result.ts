@@ -18,7 +18,7 @@ export interface ToolResult {
   /** Text and image blocks, in order. */
   content: WireContentBlock[];
   /** `true` marks the result as a tool error (the model sees the content with status `error`). Default `false`. */
-  isError?: boolean;
+  isError?: boolean | undefined;
 }
 
 /**
@@ -26,8 +26,8 @@ export interface ToolResult {
  * objects, arrays and class instances are all fine; they are sent as JSON.
  */
 export type ToolReturnObject = object & {
-  readonly [Symbol.hasInstance]?: never;
-  readonly then?: never;
+  readonly [Symbol.hasInstance]?: never | undefined;
+  readonly then?: never | undefined;
 };
 
 /**
@@ -55,7 +55,7 @@ export interface NormalizeToolResultOptions {
    * text, notice included, never exceeds this many characters. Default
    * 32_000 (the runtime's own limit).
    */
-  maxTextChars?: number;
+  maxTextChars?: number | undefined;
 }
 
 /** The text sent for a result without any text (`undefined`, `""`, `[]`). */

@@ -48,8 +48,8 @@ export function validateZod3Input(schema: Zod3Schema, input: unknown): InputVali
 type Zod3Issue = {
   path: ReadonlyArray<string | number>;
   message: string;
-  code?: string;
-  unionErrors?: ReadonlyArray<{ issues: Zod3Issue[] }>;
+  code?: string | undefined;
+  unionErrors?: ReadonlyArray<{ issues: Zod3Issue[] }> | undefined;
 };
 
 function zod3Issues(issues: readonly Zod3Issue[], prefix: ReadonlyArray<string | number>): InputIssue[] {

@@ -25,7 +25,7 @@ export interface Zod3Schema {
 /** A zod 3 `_def`: `typeName` (`"ZodString"`, `"ZodObject"`, ...) and the fields of that type. */
 export interface Zod3Def {
   readonly typeName: string;
-  readonly description?: string;
+  readonly description?: string | undefined;
   readonly [field: string]: unknown;
 }
 
@@ -182,7 +182,8 @@ function convert(schema: Zod3Schema, path: readonly (string | number)[], open: r
 function stringSchema(def: Zod3Def): JsonSchema {
   const result: JsonSchema = { type: "string" };
   const patterns: string[] = [];
-  for (const check of (def.checks as Array<{ kind: string; value?: unknown; regex?: RegExp; version?: string }>) ?? []) {
+  for (const check of (def.checks as Array<{ kind: string; value?: unknown; regex?: RegExp | undefined; version?: string | undefined }>) ??
+    []) {
     switch (check.kind) {
       case "min":
         result.minLength = check.value;
@@ -222,7 +223,7 @@ function stringSchema(def: Zod3Def): JsonSchema {
 
 function numberSchema(def: Zod3Def): JsonSchema {
   const result: JsonSchema = { type: "number" };
-  for (const check of (def.checks as Array<{ kind: string; value?: number; inclusive?: boolean }>) ?? []) {
+  for (const check of (def.checks as Array<{ kind: string; value?: number | undefined; inclusive?: boolean | undefined }>) ?? []) {
     if (check.kind === "int") result.type = "integer";
     else if (check.kind === "min") result[check.inclusive === false ? "exclusiveMinimum" : "minimum"] = check.value;
     else if (check.kind === "max") result[check.inclusive === false ? "exclusiveMaximum" : "maximum"] = check.value;
@@ -275,7 +276,7 @@ function arraySchema(
   inner: (child: unknown, at?: readonly (string | number)[]) => JsonSchema,
 ) {
   const result: JsonSchema = { type: "array", items: inner(def.type, [...path, "[]"]) };
-  const bound = (field: string): number | undefined => (def[field] as { value?: number } | null | undefined)?.value;
+  const bound = (field: string): number | undefined => (def[field] as { value?: number | undefined } | null | undefined)?.value;
   const exact = bound("exactLength");
   const min = exact ?? bound("minLength");
   const max = exact ?? bound("maxLength");

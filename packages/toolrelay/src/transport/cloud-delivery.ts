@@ -31,15 +31,15 @@ export function classifyInbound(
 export interface CloudDeliveryOptions {
   timers: Timers;
   /** Relay duplicate keys remembered. Default 1_000. */
-  idempotencyKeyCapacity?: number;
+  idempotencyKeyCapacity?: number | undefined;
   /** How long a missing `event_seq` may take to arrive on the other socket before it counts as lost, in ms. Default 1_000. */
-  reorderWindowMs?: number;
+  reorderWindowMs?: number | undefined;
   /** Gap syncs requested within this window are sent as one, in ms. Default 250. */
-  debounceMs?: number;
+  debounceMs?: number | undefined;
   /** Least time between two gap syncs at first, in ms. Default 5_000. */
-  minIntervalMs?: number;
+  minIntervalMs?: number | undefined;
   /** Gap syncs back off (doubling) while holes keep coming, up to this, in ms. Default 60_000. */
-  maxIntervalMs?: number;
+  maxIntervalMs?: number | undefined;
   /** The runtime to re-sync (read when a sync is due); no sync while it lacks an agent or a conversation. */
   runtime: () => Readonly<CloudRuntimeAddress>;
   /** Write the sync frame on the control socket; `false` when the link is not open (the frame is then dropped). */

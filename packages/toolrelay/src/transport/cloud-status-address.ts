@@ -21,13 +21,13 @@ export interface CloudStatusAddress {
   baseUrl: string;
   /** The environment's connection id (path segment, URL-encoded). */
   connectionId: string;
-  agentId?: string;
-  conversationId?: string;
+  agentId?: string | undefined;
+  conversationId?: string | undefined;
   /**
    * A stable id of this client's status session, the same for both sockets and
    * across reconnects, so a relay can resume it (redeliver unacked frames).
    */
-  sessionId?: string;
+  sessionId?: string | undefined;
 }
 
 /** Check a base URL and return it without a trailing slash. Throws INVALID_OPTIONS. */

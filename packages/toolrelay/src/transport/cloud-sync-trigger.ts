@@ -19,11 +19,11 @@ import type { TimerHandle, Timers } from "../internal/timers.js";
  */
 export interface CloudSyncTriggerOptions {
   /** Collect requests for this long before sending, in ms. Default 250. */
-  debounceMs?: number;
+  debounceMs?: number | undefined;
   /** Least time between two syncs at first, in ms. Default 5_000. */
-  minIntervalMs?: number;
+  minIntervalMs?: number | undefined;
   /** Cap of the backed-off interval, in ms. Default 60_000. */
-  maxIntervalMs?: number;
+  maxIntervalMs?: number | undefined;
   timers: Timers;
   /** Write the sync frame; return `false` when it could not be written (link down: dropped, the reconnect re-syncs). */
   send: () => boolean;

@@ -29,13 +29,13 @@ import type { TimerHandle, Timers } from "../internal/timers.js";
 export interface HeartbeatWatchdogOptions<Channel extends string> {
   channels: readonly Channel[];
   /** Time between two pings, in ms. Default 10_000. `0` turns the heartbeat off. */
-  pingIntervalMs?: number;
+  pingIntervalMs?: number | undefined;
   /** How long a ping may go without a proof of life (see `proof`), in ms. Default 20_000. `0` sends pings but never times out. */
-  pongTimeoutMs?: number;
+  pongTimeoutMs?: number | undefined;
   /** Arm deadlines before a channel answered a ping (its server is known to answer). Default `false`. */
-  deadlineFromStart?: boolean;
+  deadlineFromStart?: boolean | undefined;
   /** What clears a deadline: any inbound traffic (`"traffic"`), or only an answer to a ping (`"answers"`). Default `"traffic"`. */
-  proof?: "traffic" | "answers";
+  proof?: "traffic" | "answers" | undefined;
   timers: Timers;
   /** Write the ping(s) on `channel`. Must not throw. */
   sendPing: (channel: Channel) => void;

@@ -10,7 +10,7 @@
  */
 export interface IdempotencyKeyCacheOptions {
   /** Keys remembered at most. Default 1_000 (what Letta's own SDK keeps). */
-  capacity?: number;
+  capacity?: number | undefined;
 }
 
 /** Default number of remembered idempotency keys. */

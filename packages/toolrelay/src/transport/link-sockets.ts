@@ -42,9 +42,9 @@ export interface OpenLinkSocketsOptions<Channel extends string> extends LinkAddr
    * message, a close) is missed.
    */
   onOpen(opened: OpenedLinkSockets<Channel>): void;
-  WebSocket?: WebSocketConstructor;
-  maxPayload?: number;
-  connectTimeoutMs?: number;
+  WebSocket?: WebSocketConstructor | undefined;
+  maxPayload?: number | undefined;
+  connectTimeoutMs?: number | undefined;
   timers: Timers;
   /** Text that must never appear in an error (the credentials' forms). */
   secrets: readonly string[];

@@ -9,21 +9,21 @@ export type WebSocketConstructor = typeof WebSocket;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
 
 export interface OpenWebSocketOptions {
-  headers?: Record<string, string>;
-  WebSocket?: WebSocketConstructor;
+  headers?: Record<string, string> | undefined;
+  WebSocket?: WebSocketConstructor | undefined;
   /** Largest inbound frame accepted; a larger one closes the socket with 1009. Default 16 MiB. */
-  maxPayload?: number;
+  maxPayload?: number | undefined;
   /** Give up on the handshake after this many ms. Default 10_000. */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   timers: Timers;
   /**
    * Called synchronously when the socket opens, before the promise resolves:
    * attach message listeners here, or frames that arrive in the same chunk as
    * the handshake answer are missed.
    */
-  onOpen?: (socket: WebSocket) => void;
+  onOpen?: ((socket: WebSocket) => void) | undefined;
   /** Text that must never appear in an error message (a token); replaced by `[redacted]`. */
-  secrets?: readonly string[];
+  secrets?: readonly string[] | undefined;
 }
 
 /** The forms a secret takes in text: raw, URL-encoded and form-encoded (all of them are redacted). */
@@ -137,7 +137,7 @@ export function openWebSocket(url: string, options: OpenWebSocketOptions): Promi
     const onClose = (code: number) => {
       fail(new ToolrelayError("CONNECT_FAILED", `${where} closed during the handshake (code ${code})`));
     };
-    const onUnexpectedResponse = (_request: unknown, response: { statusCode?: number; resume?: () => void }) => {
+    const onUnexpectedResponse = (_request: unknown, response: { statusCode?: number | undefined; resume?: (() => void) | undefined }) => {
       const status = response.statusCode ?? 0;
       response.resume?.();
       const code = status === 401 || status === 403 ? "UNAUTHORIZED" : status === 404 ? "NOT_FOUND" : "CONNECT_FAILED";

@@ -10,15 +10,15 @@ export interface ReconnectControllerOptions {
   /** Called once the link is open again. */
   onReconnected: () => void;
   /** Called after every failed attempt (for logging / events). */
-  onAttemptFailed?: (error: unknown, attempt: number) => void;
+  onAttemptFailed?: ((error: unknown, attempt: number) => void) | undefined;
   /**
    * Stop retrying after this many failed attempts and call `onGiveUp`.
    * Default: never give up (`Infinity`).
    */
-  maxAttempts?: number;
-  onGiveUp?: (error: unknown) => void;
+  maxAttempts?: number | undefined;
+  onGiveUp?: ((error: unknown) => void) | undefined;
   /** Errors for which retrying is pointless (bad credentials, say). Default: none. */
-  isFatal?: (error: unknown) => boolean;
+  isFatal?: ((error: unknown) => boolean) | undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ export interface RequestOptions<T extends ResponseType> {
   /** The `type` of the answer, e.g. `runtime_start_response`. */
   responseType: T;
   /** Deadline in ms. Default 30_000. The runtime answers nothing to a frame it rejects, so every request has one. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /**

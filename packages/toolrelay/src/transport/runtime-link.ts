@@ -19,7 +19,7 @@ export interface RuntimeLinkEvents {
   "unknown-frame": [type: string];
   /** A frame that could not be decoded (bad JSON, or a known type failing its schema). */
   /** `frame`: the invalid frame's `type` and `request_id`, when it had them (a refused request can be answered). */
-  "invalid-frame": [error: string, frame?: { type?: string; requestId?: string }];
+  "invalid-frame": [error: string, frame?: { type?: string | undefined; requestId?: string | undefined }];
   /** Emitted after the state changed. */
   state: [state: LinkState, previous: LinkState];
   /** The link is open again after a drop (not emitted for the first open). */

@@ -12,7 +12,7 @@
  */
 export interface SequenceAckTrackerOptions {
   /** How many recent `seq` values are remembered to count redeliveries. Default 1_024. */
-  window?: number;
+  window?: number | undefined;
 }
 
 export interface AckDecision {

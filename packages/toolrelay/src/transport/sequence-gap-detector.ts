@@ -26,9 +26,9 @@ import type { TimerHandle, Timers } from "../internal/timers.js";
  */
 export interface EventSequenceGapDetectorOptions {
   /** How long a missing number may take to show up on the other socket before it counts as lost, in ms. Default 1_000. */
-  reorderWindowMs?: number;
+  reorderWindowMs?: number | undefined;
   /** Distinct open holes tolerated at once; one more counts as a loss immediately. Default 256. */
-  maxHoles?: number;
+  maxHoles?: number | undefined;
   timers: Timers;
   /** Called when numbers were lost: from the window timer, or from `observe` when `maxHoles` overflows. */
   onGap: (gap: EventSequenceGap) => void;

@@ -38,13 +38,13 @@ export interface SocketLinkOptions<Channel extends string> {
   address(): LinkAddress<Channel>;
   /** The forms of the credentials: never in an error text. */
   secrets: readonly string[];
-  WebSocket?: WebSocketConstructor;
-  maxPayload?: number;
-  connectTimeoutMs?: number;
+  WebSocket?: WebSocketConstructor | undefined;
+  maxPayload?: number | undefined;
+  connectTimeoutMs?: number | undefined;
   timers: Timers;
   /** Reconnect after a drop (else close). */
   reconnect: boolean;
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /** A failed attempt with one of these codes ends the retries, and the link closes. */
   fatal: readonly ToolrelayErrorCode[];
   /**
@@ -54,7 +54,7 @@ export interface SocketLinkOptions<Channel extends string> {
    * WebSocket peer answers a protocol ping (RFC 6455, 5.5.2).
    */
   heartbeat: { pingIntervalMs: number; pongTimeoutMs: number; proof: "traffic" | "answers"; jsonPing: boolean };
-  rules?: DeliveryRules<Channel>;
+  rules?: DeliveryRules<Channel> | undefined;
   /** A close code after which reconnecting cannot work: the error it means (the link then closes), or `undefined`. */
   finalClose?(code: number, detail: string): ToolrelayError | undefined;
 }

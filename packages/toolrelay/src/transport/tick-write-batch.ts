@@ -31,7 +31,7 @@ export class TickWriteBatch {
   #state: "idle" | "wrote" | "held" = "idle";
 
   constructor(socket: WebSocket) {
-    const stream = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
+    const stream = (socket as unknown as { _socket?: Partial<Corkable> | undefined })._socket;
     if (typeof stream?.cork === "function" && typeof stream.uncork === "function") this.#stream = stream as Corkable;
   }
 

@@ -20,9 +20,9 @@ import type { z } from "zod/v4";
  * is left out.
  */
 export interface FrameEnvelope {
-  seq?: number;
-  event_seq?: number;
-  idempotency_key?: string;
+  seq?: number | undefined;
+  event_seq?: number | undefined;
+  idempotency_key?: string | undefined;
 }
 
 /** The result of decoding one message. */
@@ -35,11 +35,11 @@ export type DecodedFrame<TFrame = InboundFrame> =
    * Not JSON, not an object, no string `type`, or a known type with a bad shape. `requestId` is the
    * frame's top-level string `request_id` when it has one (so a request can still be refused).
    */
-  | { kind: "invalid"; error: string; type?: string; requestId?: string; envelope: FrameEnvelope };
+  | { kind: "invalid"; error: string; type?: string | undefined; requestId?: string | undefined; envelope: FrameEnvelope };
 
 export interface DecodeFrameOptions {
   /** Deepest JSON nesting accepted. Default 256 (`DEFAULT_MAX_JSON_DEPTH`). */
-  maxDepth?: number;
+  maxDepth?: number | undefined;
 }
 
 /** Decode one runtime→client message. Never throws. */
@@ -118,8 +118,8 @@ function describeJsonError(error: string): string {
  * string values of those two keys at depth 1, without building the document (parsing a megabyte of
  * nested brackets just to read two strings would build a million arrays). `undefined` when absent.
  */
-function topLevelIds(text: string): { type?: string; requestId?: string } {
-  const found: { type?: string; requestId?: string } = {};
+function topLevelIds(text: string): { type?: string | undefined; requestId?: string | undefined } {
+  const found: { type?: string | undefined; requestId?: string | undefined } = {};
   let depth = 0;
   let key: string | undefined;
   let expectKey = false;
