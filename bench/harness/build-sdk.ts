@@ -34,7 +34,11 @@ export async function bundleLikeTsup(name: string, entryFromRoot: string, outdir
     packages: "external",
     // The relay package imports the SDK as `toolrelay/protocol` (its published entry): bundled
     // from source here, so a benchmark never depends on a stale or missing dist/.
-    alias: { "toolrelay/protocol": resolve(REPO_ROOT, "packages/toolrelay/src/protocol/index.ts") },
+    // The private CLI kit is bundled into every bin, as the packages' tsup configs do (noExternal).
+    alias: {
+      "toolrelay/protocol": resolve(REPO_ROOT, "packages/toolrelay/src/protocol/index.ts"),
+      "@toolrelay/cli-kit": resolve(REPO_ROOT, "packages/cli-kit/src/index.ts"),
+    },
     logLevel: "silent",
     outdir,
     outExtension: { ".js": ".mjs" },
