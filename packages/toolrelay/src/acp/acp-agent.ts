@@ -27,6 +27,7 @@ import {
   type Stream,
 } from "@agentclientprotocol/sdk";
 import { createSession } from "../session/create-session.js";
+import { PACKAGE_VERSION } from "../internal/package-version.js";
 import type { Session } from "../session/session.js";
 import type { SessionOptions } from "../session/session-options.js";
 import type { ClientTool } from "../tools/index.js";
@@ -72,7 +73,7 @@ export interface AcpAgentOptions {
    * (`session/request_permission`). Required.
    */
   session(context: AcpSessionContext): SessionOptions | Promise<SessionOptions>;
-  /** Sent as `agentInfo` in `initialize`. Default `{ name: "toolrelay-acp", version: "0.1.0" }`. */
+  /** Sent as `agentInfo` in `initialize`. Default `{ name: "toolrelay-acp", version }`, the package's version. */
   agentInfo?: Implementation | undefined;
   /** Editor tool options. Default: see {@link AcpEditorOptions}. */
   editor?: AcpEditorOptions | undefined;
@@ -141,7 +142,7 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
           promptCapabilities: { image: false, audio: false, embeddedContext: true },
           sessionCapabilities: { additionalDirectories: {}, close: {} },
         },
-        agentInfo: options.agentInfo ?? { name: "toolrelay-acp", version: "0.1.0" },
+        agentInfo: options.agentInfo ?? { name: "toolrelay-acp", version: PACKAGE_VERSION },
         authMethods: [],
       };
     })

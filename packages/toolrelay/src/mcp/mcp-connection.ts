@@ -28,6 +28,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, unrefTimer, type TimerHandle, type Timers } from "../internal/timers.js";
+import { PACKAGE_VERSION } from "../internal/package-version.js";
 import type { ClientTool, OpenToolSource, ToolResult } from "../tools/index.js";
 import { isReservedNameRefusal, mcpClientTool } from "./mcp-client-tool.js";
 import { McpStdioTransport } from "./mcp-stdio-transport.js";
@@ -38,7 +39,7 @@ import { mcpToolResult, type McpCallResult } from "./mcp-tool-result.js";
 const SDK_TIMEOUT_MARGIN_MS = 5_000;
 /** A server that pages forever is stopped here. */
 const MAX_LIST_PAGES = 1_000;
-const CLIENT_INFO = { name: "toolrelay", version: "0.1.0" };
+const CLIENT_INFO = { name: "toolrelay", version: PACKAGE_VERSION };
 /** How long `close()` waits for a Streamable HTTP server to answer the `DELETE` that ends its session. */
 export const SESSION_END_TIMEOUT_MS = 2_000;
 

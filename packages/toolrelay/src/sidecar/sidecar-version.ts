@@ -1,2 +1,4 @@
-/** The package version the sidecar reports in `welcome` (kept equal to package.json's by a test). */
-export const SIDECAR_VERSION = "0.1.0";
+import { PACKAGE_VERSION } from "../internal/package-version.js";
+
+/** The package version the sidecar reports in `welcome`: package.json's. */
+export const SIDECAR_VERSION = PACKAGE_VERSION;
