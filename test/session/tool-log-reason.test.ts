@@ -28,7 +28,7 @@ describe("the tool call end log line", () => {
   it("carries the reason of a call that did not end ok: a thrown error's message, an invalid input's problems", async () => {
     const runtime = await scriptedRuntime({
       script: async (turn) => {
-        await turn.callTool("write_file", { path: "/tmp/x" });
+        await turn.callTool("write_file", { path: "notes/x.txt" });
         await turn.callTool("write_file", { path: 42 });
         await turn.say("done");
       },
