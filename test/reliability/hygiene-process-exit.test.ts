@@ -1,7 +1,8 @@
 /**
- * P6: after close() nothing of ours keeps the process alive; while connected,
- * the socket does. A child process (fixtures/close-exits.ts) connects to a
- * scripted runtime run here, takes 100 calls of which 10 hang, closes the
+ * P6: after close() nothing of ours keeps the process alive; while something of
+ * the session is in flight (here: the 10 hanging calls), the session does. An idle
+ * session lets the process go (integration/forgotten-close.test.ts). A child
+ * process (fixtures/close-exits.ts) connects to a scripted runtime run here, takes 100 calls of which 10 hang, closes the
  * session, and must exit by itself within 1 s of its "closed" line.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -112,7 +113,7 @@ describe("process exit after close()", () => {
   );
 
   it(
-    "without close(), the open session keeps the process alive (the measurement above can fail)",
+    "without close(), a session with calls in flight keeps the process alive (the measurement above can fail)",
     async () => {
       const { url } = await startRuntime();
       const { child, output, exited } = runFixture(url, "--skip-close");
