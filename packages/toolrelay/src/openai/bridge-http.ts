@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../internal/loopback-host.js";
 import { parseJson } from "../internal/safe-json.js";
 import { ChatApiError } from "./chat-api-error.js";
+import { CONVERSATION_HEADER, THREAD_HEADER } from "./thread-headers.js";
 
 /** Who the caller is: the position of its key (`key-1`, ...) or `anonymous` when the bridge has no keys. */
 export type Principal = string;
@@ -63,9 +64,9 @@ export function checkOrigin(
   }
   return {
     "access-control-allow-origin": origin,
-    "access-control-allow-headers": "authorization, content-type, x-toolrelay-thread",
+    "access-control-allow-headers": `authorization, content-type, ${THREAD_HEADER}`,
     "access-control-allow-methods": "GET, POST, OPTIONS",
-    "access-control-expose-headers": "x-toolrelay-thread, x-letta-conversation",
+    "access-control-expose-headers": `${THREAD_HEADER}, ${CONVERSATION_HEADER}`,
     vary: "Origin",
   };
 }

@@ -15,6 +15,7 @@ import { lastSystemText, requestTail } from "./request-tail.js";
 import type { ResolvedBridgeOptions } from "./resolve-bridge-options.js";
 import type { ThreadDirectory } from "./thread-directory.js";
 import { EMPTY_TRANSCRIPT, TranscriptFingerprints } from "./transcript-fingerprint.js";
+import { CONVERSATION_HEADER, THREAD_HEADER } from "./thread-headers.js";
 
 /** Longest explicit thread key accepted. */
 const MAX_THREAD_KEY_CHARS = 256;
@@ -78,7 +79,7 @@ export async function answerChatCompletion(
     const writerOptions = {
       response,
       model: request.model,
-      headers: { ...http.headers, "x-toolrelay-thread": opened.id, "x-letta-conversation": opened.conversationId },
+      headers: { ...http.headers, [THREAD_HEADER]: opened.id, [CONVERSATION_HEADER]: opened.conversationId },
       timers: options.timers,
       keepAliveMs: options.keepAliveMs,
     };

@@ -21,6 +21,7 @@ import { permissionModeSchema } from "../wire/runtime-frames.js";
 import type { OpenAiBridgeOptions } from "./bridge-options.js";
 import { checkBridgeUpstream } from "./check-upstream.js";
 import { startOpenAiBridge, type OpenAiBridge } from "./openai-bridge.js";
+import { THREAD_HEADER } from "./thread-headers.js";
 
 /** Numeric bounds settable on the command line: flag → option (docs/openai-bridge.md "Options"). */
 const BOUND_FLAGS = {
@@ -91,7 +92,7 @@ export const OPENAI_COMMAND: CliCommand = {
         mode: { type: "string", value: "<mode>", help: `the runtime's permission mode: ${PERMISSION_MODES.join(" | ")}` },
         "tool-nudge": { type: "string", value: "<text>", help: "the instruction added to new user messages when the client has tools" },
         "no-tool-nudge": { type: "boolean", help: "add none" },
-        "thread-header": { type: "string", value: "<name>", help: 'header that names a thread (default x-toolrelay-thread; "none": off)' },
+        "thread-header": { type: "string", value: "<name>", help: `header that names a thread (default ${THREAD_HEADER}; "none": off)` },
         "thread-metadata": { type: "string", value: "<key>", help: 'metadata key that names a thread (default thread_id; "none": off)' },
         "thread-from-user": { type: "boolean", help: 'the request\'s "user" field names the thread' },
         verbose: { type: "boolean", help: "log handled errors to stderr" },

@@ -12,6 +12,7 @@ import { MAX_TOOL_TIMEOUT_MS } from "../tools/index.js";
 import { formatIssues } from "../wire/format-issues.js";
 import { isLoopbackHost } from "../internal/loopback-host.js";
 import type { BridgeSessionOptions, BridgeWorkspace, OpenAiBridgeOptions, ToolExecution } from "./bridge-options.js";
+import { THREAD_HEADER } from "./thread-headers.js";
 
 export interface ResolvedBridgeOptions {
   backend: BackendOptions;
@@ -133,7 +134,7 @@ export function resolveBridgeOptions(options: OpenAiBridgeOptions): ResolvedBrid
           : ((nudge as ((names: readonly string[]) => string) | undefined) ?? defaultToolNudge),
     maxHistoryChars: own.maxHistoryChars ?? 32_000,
     threadKeys: {
-      header: own.threadKeys?.header === false ? undefined : (own.threadKeys?.header ?? "x-toolrelay-thread").toLowerCase(),
+      header: own.threadKeys?.header === false ? undefined : (own.threadKeys?.header ?? THREAD_HEADER).toLowerCase(),
       metadata: own.threadKeys?.metadata === false ? undefined : (own.threadKeys?.metadata ?? "thread_id"),
       user: own.threadKeys?.user ?? false,
     },
