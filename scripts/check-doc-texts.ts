@@ -42,6 +42,7 @@ async function afterRunning(tool: ClientTool, input: unknown): Promise<string> {
     toolCallId: "call-1",
     agentId: "agent-1",
     conversationId: "conversation-1",
+    idempotencyKey: "tr1_test",
     progress: () => undefined,
   };
   const outcome = await new Promise<ExecutionOutcome>((resolve) =>

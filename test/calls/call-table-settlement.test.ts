@@ -204,7 +204,9 @@ describe("CallTable settlement", () => {
       slow.resolve("too late");
       await flushMicrotasks();
       expect(h.frames).toHaveLength(1);
-      expect(h.late).toEqual([{ toolCallId: "t1", outcome: { kind: "ok", content: [{ type: "text", text: "too late" }] } }]);
+      expect(h.late).toEqual([
+        { toolCallId: "t1", outcome: { kind: "ok", content: [{ type: "text", text: "too late" }], output: "too late" } },
+      ]);
     });
   });
 

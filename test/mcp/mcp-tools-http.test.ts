@@ -60,6 +60,7 @@ const context: ToolCallContext = {
   toolCallId: "c",
   agentId: "a",
   conversationId: "v",
+  idempotencyKey: "tr1_test",
   progress: () => undefined,
 };
 

@@ -42,7 +42,14 @@ async function start(extra: Record<string, unknown> = {}, env: Record<string, st
 }
 
 function context(signal = new AbortController().signal): ToolCallContext {
-  return { signal, toolCallId: "call-1", agentId: "agent-1", conversationId: "conv-1", progress: () => undefined };
+  return {
+    signal,
+    toolCallId: "call-1",
+    agentId: "agent-1",
+    conversationId: "conv-1",
+    idempotencyKey: "tr1_test",
+    progress: () => undefined,
+  };
 }
 
 function tool(opened: OpenToolSource, name: string): ClientTool {

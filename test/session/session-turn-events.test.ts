@@ -93,7 +93,8 @@ describe("turn events are the turn's own", () => {
         await turn.say("counted");
       },
     });
-    const session = await sessionOn(runtime);
+    // The runtime's Bash runs unasked only in the opt-out mode (the default, strict, asks first).
+    const session = await sessionOn(runtime, { mode: "unrestricted" });
     const result = await session.send("count").result;
     const tools = result.events.filter((event) => event.type.startsWith("tool"));
     expect(tools.map((event) => event.type)).toEqual(["tool-call", "tool-output", "tool-output", "tool-output", "tool-result"]);

@@ -18,7 +18,14 @@ function harness() {
     tool: "echo",
     input: { a: 1 },
     timeoutMs: 1_000,
-    context: { signal, toolCallId: "call_0", agentId: "agent", conversationId: "conv", progress: () => undefined },
+    context: {
+      signal,
+      toolCallId: "call_0",
+      agentId: "agent",
+      conversationId: "conv",
+      idempotencyKey: "tr1_test",
+      progress: () => undefined,
+    },
   });
   return { sent, calls, request };
 }

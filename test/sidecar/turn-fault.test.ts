@@ -7,6 +7,7 @@ const result = (stopReason: string, error?: string): TurnResult => ({
   stopReason,
   text: "",
   events: [],
+  toolOutputs: [],
   ...(error === undefined ? {} : { error }),
 });
 const finished = (stopReason: string, options: { aborted?: boolean; error?: string } = {}) => ({

@@ -31,6 +31,7 @@ export async function runTool(
     toolCallId: "call-1",
     agentId: "agent-1",
     conversationId: "conv-1",
+    idempotencyKey: "tr1_test",
     progress: () => undefined,
     ...options.context,
   };

@@ -14,7 +14,7 @@ const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallCont
   new Promise((resolve) => executeWithCallback(tool, input, callContext, 32_000, (_token, outcome) => resolve(outcome), undefined));
 
 function context(signal = new AbortController().signal): ToolCallContext {
-  return { signal, toolCallId: "call-7", agentId: "agent", conversationId: "conv", progress: () => undefined };
+  return { signal, toolCallId: "call-7", agentId: "agent", conversationId: "conv", idempotencyKey: "tr1_test", progress: () => undefined };
 }
 
 describe("fromAiSdkTools", () => {
@@ -45,6 +45,7 @@ describe("fromAiSdkTools", () => {
     expect(outcome).toEqual({
       kind: "ok",
       content: [{ type: "text", text: JSON.stringify({ city: "Oslo", forecast: "sunny" }, null, 2) }],
+      output: { city: "Oslo", forecast: "sunny" },
     });
     expect(seen).toEqual({ toolCallId: "call-7", messages: [], signal: true });
   });
@@ -67,7 +68,7 @@ describe("fromAiSdkTools", () => {
     });
     expect(add!.jsonSchema).toEqual({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] });
     expect(add!.validateInput({ a: "1", b: 2 })).toEqual({ ok: false, issues: [{ path: "(root)", message: "a must be a number" }] });
-    expect(await executeTool(add!, { a: 1, b: 2 }, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "3" }] });
+    expect(await executeTool(add!, { a: 1, b: 2 }, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "3" }], output: 3 });
   });
 
   it("jsonSchema() without validate only advertises, as in the AI SDK; a valibot Standard Schema validates", () => {
@@ -111,8 +112,12 @@ describe("fromAiSdkTools", () => {
         toModelOutput: () => ({ type: "error-text", value: "quota exceeded" }),
       }),
     });
-    expect(await executeTool(progress!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "finished" }] });
-    expect(await executeTool(shaped!, {}, context())).toEqual({ kind: "ok", content: [{ type: "text", text: "3 rows" }] });
+    expect(await executeTool(progress!, {}, context())).toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: "finished" }],
+      output: "finished",
+    });
+    expect(await executeTool(shaped!, {}, context())).toMatchObject({ kind: "ok", content: [{ type: "text", text: "3 rows" }] });
     expect(await executeTool(failing!, {}, context())).toEqual({
       kind: "tool-error",
       message: "quota exceeded",

@@ -25,7 +25,14 @@ const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 
 const run = (value: ToolReturnValue): Promise<ExecutionOutcome> =>
   new Promise((resolve) => {
     const tool = defineTool({ name: "snap", description: "d", inputSchema: z.object({}), execute: () => value });
-    const context = { signal: new AbortController().signal, toolCallId: "c", agentId: "a", conversationId: "v", progress: () => {} };
+    const context = {
+      signal: new AbortController().signal,
+      toolCallId: "c",
+      agentId: "a",
+      conversationId: "v",
+      idempotencyKey: "tr1_test",
+      progress: () => {},
+    };
     executeWithCallback(tool, {}, context, 32_000, (_token, outcome) => resolve(outcome), undefined);
   });
 
@@ -41,6 +48,8 @@ describe("a tool that returns binary data", () => {
       content: [
         { type: "image", data: (value instanceof ArrayBuffer ? Buffer.from(value) : Buffer.from(value)).toString("base64"), mimeType },
       ],
+      // The app's value is the bytes as returned.
+      output: value,
     });
   });
 

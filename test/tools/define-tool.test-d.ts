@@ -33,7 +33,7 @@ describe("defineTool types", () => {
   test("the returned tool keeps the schema type and is usable where a ClientTool is expected", () => {
     const schema = z.object({ a: z.string() });
     const tool = defineTool({ name: "t", description: "d", inputSchema: schema, execute: ({ a }) => a });
-    expectTypeOf(tool).toEqualTypeOf<ClientTool<typeof schema>>();
+    expectTypeOf(tool).toEqualTypeOf<ClientTool<typeof schema, unknown, "t">>();
     expectTypeOf(tool.inputSchema).toEqualTypeOf<typeof schema>();
     expectTypeOf(tool).toExtend<ClientTool>();
     new ToolRegistry([tool, defineTool({ name: "u", description: "d", inputSchema: z.object({}), execute: () => undefined })]);

@@ -27,6 +27,7 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
     toolCallId: "call-1",
     agentId: "agent-1",
     conversationId: "conv-1",
+    idempotencyKey: "tr1_test",
     progress: () => {},
     ...overrides,
   };
@@ -48,6 +49,7 @@ describe("executeTool", () => {
     await expect(executeTool(tool, { city: "Paris" }, callContext)).resolves.toEqual({
       kind: "ok",
       content: [{ type: "text", text: "sunny in Paris" }],
+      output: "sunny in Paris",
     });
     expect(execute).toHaveBeenCalledExactlyOnceWith({ city: "Paris" }, callContext);
     expect(progress).toHaveBeenCalledWith("looking");
@@ -186,7 +188,7 @@ describe("executeTool", () => {
       (_token, outcome) => (seen = outcome),
       undefined,
     );
-    expect(seen).toEqual({ kind: "ok", content: [{ type: "text", text: "now" }] });
+    expect(seen).toEqual({ kind: "ok", content: [{ type: "text", text: "now" }], output: "now" });
   });
 
   it("a result whose then getter throws is a tool-error, not an exception", async () => {

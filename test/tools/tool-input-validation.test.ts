@@ -75,6 +75,7 @@ describe("validation by the tool's own schema (through the call path)", () => {
     await expect(runTool(registry, "loose", { a: "x", b: 1 })).resolves.toEqual({
       kind: "ok",
       content: [{ type: "text", text: '{"a":"x","b":1}' }],
+      output: '{"a":"x","b":1}',
     });
   });
 

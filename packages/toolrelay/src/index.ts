@@ -7,7 +7,7 @@
  */
 export { createSession } from "./session/create-session.js";
 export { Session, type MessageInput, type SendOptions } from "./session/session.js";
-export { Turn, type TurnResult } from "./session/turn.js";
+export { Turn, type TurnResult, type ToolOutput, type ToolOutputOfTools } from "./session/turn.js";
 export type { TurnEvent, StreamEvent, ToolOwner } from "./session/turn-events.js";
 export type { RuntimeError } from "./session/runtime-error.js";
 export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode } from "./session/session-options.js";
@@ -15,6 +15,8 @@ export type {
   SessionEvents,
   ToolCallStartEvent,
   ToolCallEndEvent,
+  ToolCallEndEventOf,
+  SessionToolList,
   ToolCallLateEvent,
   ToolCallDuplicateEvent,
   ToolCallReusedEvent,
@@ -39,8 +41,15 @@ export { defineTool, fromAiSdkTools, textResult, errorResult } from "./tools/ind
 export type {
   ClientTool,
   ToolDefinition,
+  ToolDefinitionWithOutput,
   ToolAnnotations,
   ToolCallContext,
+  ToolApprovalContext,
+  NeedsApproval,
+  ToModelOutput,
+  ToolOutputSchema,
+  ToolOutputOf,
+  JsonSchemaDocument,
   ToolResult,
   ToolReturnValue,
   ToolInputSchema,
@@ -68,7 +77,7 @@ export type { TelemetryTracer, TelemetrySpan, TelemetryAttributes } from "./obse
 // by the declaration bundler (ToolsChangeEvent, CallLimits, ToolInputKind were missing).
 export type { ExecutionOutcome } from "./tools/execute-tool.js";
 export type { PreflightOutcome } from "./calls/call-outcome.js";
-export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome } from "./calls/call-outcome.js";
+export type { TimeoutOutcome, CancelledOutcome, DisconnectedOutcome, BusyOutcome, DeniedOutcome } from "./calls/call-outcome.js";
 export type { ToolCallAbortKind } from "./tools/index.js";
 export type { ToolReturnObject } from "./tools/tool-result.js";
 export type { ToolJsonSchema } from "./tools/tool-json-schema.js";

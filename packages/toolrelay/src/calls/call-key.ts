@@ -32,3 +32,18 @@ export function inputDigest(canonicalText: string): string {
   if (canonicalText.length <= 64) return canonicalText === "{}" ? "{}" : canonicalText;
   return `#${createHash("sha256").update(canonicalText).digest("base64url")}`;
 }
+
+/**
+ * The idempotency key of a call (`ToolCallContext.idempotencyKey`): `tr1_` + the SHA-256, in
+ * base64url, of the agent, conversation, tool call id and the request id the call first arrived
+ * with. Re-deliveries of the call (a relay's re-offer keeps the request id; a runtime's re-attempt
+ * joins the call) keep it; a new model request gets a new request id from the runtime
+ * (`external-tool-<uuid>`), so a reused `call_0` gets a new key. Computed, so a process that meets
+ * the same first request again (a journal, a restart) derives the same key.
+ */
+export function idempotencyKeyOf(agentId: string, conversationId: string, toolCallId: string, firstRequestId: string): string {
+  const digest = createHash("sha256")
+    .update(JSON.stringify([agentId, conversationId, toolCallId, firstRequestId]))
+    .digest("base64url");
+  return `tr1_${digest}`;
+}

@@ -21,8 +21,23 @@ export type DisconnectedOutcome = { kind: "disconnected"; graceMs: number };
 /** Refused unrun: the session already ran `maxConcurrentCalls` calls. */
 export type BusyOutcome = { kind: "busy"; limit: number };
 
+/**
+ * Not run: the call needed approval (`needsApproval`) and did not get it. `reason`: the app's
+ * approver said no (`declined`, `message` is its words), nobody answered within the approval
+ * timeout (`timeout`), the session has no approver (`no-approver`: no `canUseTool`), or the
+ * approval check itself failed (`failed`: `needsApproval` or the approver threw).
+ */
+export type DeniedOutcome = { kind: "denied"; reason: "declined" | "timeout" | "no-approver" | "failed"; message: string };
+
 /** How one tool call ended. Exactly one per call. */
-export type CallOutcome = ExecutionOutcome | PreflightOutcome | TimeoutOutcome | CancelledOutcome | DisconnectedOutcome | BusyOutcome;
+export type CallOutcome =
+  | ExecutionOutcome
+  | PreflightOutcome
+  | DeniedOutcome
+  | TimeoutOutcome
+  | CancelledOutcome
+  | DisconnectedOutcome
+  | BusyOutcome;
 
 /** At most this many input issues are listed; the rest are counted. */
 export const MAX_LISTED_INPUT_ISSUES = 20;
@@ -66,6 +81,25 @@ export function responseForOutcome(
       };
     case "busy":
       return { error: `Tool ${toolName} was not run: the client is already running ${outcome.limit} tool calls. Try again later.` };
+    case "denied":
+      return { result: { content: text(deniedText(toolName, outcome)) } };
+  }
+}
+
+/**
+ * What the model reads for a call that was not approved: not an error of the tool (no `Error:`
+ * marker, no `is_error`), and never mistaken for a result: it says the call did not run.
+ */
+export function deniedText(toolName: string, outcome: DeniedOutcome): string {
+  switch (outcome.reason) {
+    case "declined":
+      return `The user declined this call of tool ${toolName}; it was not run.${outcome.message ? ` The user said: ${outcome.message}` : ""}`;
+    case "timeout":
+      return `Tool ${toolName} was not run: it needs the user's approval and nobody answered in time (${outcome.message}).`;
+    case "no-approver":
+      return `Tool ${toolName} was not run: it needs the user's approval and this application cannot ask for it.`;
+    case "failed":
+      return `Tool ${toolName} was not run: its approval could not be checked (${outcome.message}).`;
   }
 }
 

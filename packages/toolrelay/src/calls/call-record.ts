@@ -18,7 +18,7 @@
  */
 import type { ClientTool, ToolCallContext } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
-import type { CallKey } from "./call-key.js";
+import { idempotencyKeyOf, type CallKey } from "./call-key.js";
 import type { CallOutcome } from "./call-outcome.js";
 
 export type CallState = "running" | "settled" | "forgotten" | "gone";
@@ -54,8 +54,19 @@ export class CallRecord implements CallKey {
   older: CallRecord | undefined;
   /** Undefined for an unknown tool; released at settlement. */
   tool: ClientTool | undefined;
+  /** Waiting for the app's approval (`needsApproval`): running, but its callback has not started. */
+  approving = false;
+  /** Table time its current deadline counts from: `startedAt`, then the approval's start, then its run's. */
+  deadlineFrom: number;
+  /** Its current deadline (ms from `deadlineFrom`): `timeoutMs`, the approval timeout while approving, then what is left of the runtime's wait. */
+  deadlineMs: number;
+  /** Which {@link RecordQueue} entry is the record's current one (an entry with another stamp is stale). */
+  queueStamp = 0;
   /** The callback's AbortController once the tool reads its signal; until then the abort reason, if any. */
   #abort: unknown;
+  /** The request id the call arrived with (the key's seed; `deliveries` may let it go), then the key once computed. */
+  #idempotencySeed: string;
+  #idempotencyKey: string | undefined;
 
   constructor(
     key: CallKey,
@@ -74,6 +85,9 @@ export class CallRecord implements CallKey {
     this.turn = turn;
     this.tool = tool;
     this.deliveries = [first];
+    this.#idempotencySeed = first.requestId;
+    this.deadlineFrom = startedAt;
+    this.deadlineMs = timeoutMs;
   }
 
   /** The callback's signal (already aborted if the call was). */
@@ -89,6 +103,12 @@ export class CallRecord implements CallKey {
   abort(reason: unknown): void {
     if (this.#abort instanceof AbortController) this.#abort.abort(reason);
     else this.#abort = reason;
+  }
+
+  /** The call's idempotency key (`idempotencyKeyOf`), computed when first read. */
+  get idempotencyKey(): string {
+    this.#idempotencyKey ??= idempotencyKeyOf(this.agentId, this.conversationId, this.toolCallId, this.#idempotencySeed);
+    return this.#idempotencyKey;
   }
 
   delivery(requestId: string): Delivery | undefined {
@@ -137,24 +157,38 @@ export class CallContext implements ToolCallContext {
   get signal(): AbortSignal {
     return this.#record.signal;
   }
+
+  get idempotencyKey(): string {
+    return this.#record.idempotencyKey;
+  }
 }
 
-/** Records in the order they entered `state`; those that left it are skipped (amortized O(1)). */
+let lastStamp = 0;
+
+/**
+ * Records in the order they entered `state`; those that left it are skipped (amortized O(1)), and
+ * so is an entry left behind when its record was pushed again (to another queue, or later to this
+ * one: a call that waited for approval is queued again when it starts).
+ */
 export class RecordQueue {
   #items: CallRecord[] = [];
+  #stamps: number[] = [];
   #head = 0;
 
   constructor(readonly state: CallState) {}
 
   push(record: CallRecord): void {
+    record.queueStamp = ++lastStamp;
     this.#items.push(record);
+    this.#stamps.push(record.queueStamp);
   }
 
   /** The oldest record still in the state. */
   peek(): CallRecord | undefined {
-    while (this.#head < this.#items.length && this.#items[this.#head]!.state !== this.state) this.#head++;
+    while (this.#head < this.#items.length && !this.#live(this.#head)) this.#head++;
     if (this.#head > 1_024 && this.#head * 2 > this.#items.length) {
       this.#items.splice(0, this.#head);
+      this.#stamps.splice(0, this.#head);
       this.#head = 0;
     }
     return this.#items[this.#head];
@@ -162,6 +196,13 @@ export class RecordQueue {
 
   /** Every record still in the state, oldest first (a snapshot). */
   live(): CallRecord[] {
-    return this.#items.slice(this.#head).filter((record) => record.state === this.state);
+    const records: CallRecord[] = [];
+    for (let index = this.#head; index < this.#items.length; index++) if (this.#live(index)) records.push(this.#items[index]!);
+    return records;
+  }
+
+  #live(index: number): boolean {
+    const record = this.#items[index]!;
+    return record.state === this.state && record.queueStamp === this.#stamps[index];
   }
 }

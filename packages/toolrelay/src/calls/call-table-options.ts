@@ -28,6 +28,12 @@ export interface CallLimits {
   resendWindowMs: number;
   /** Deadline of a tool without its own `timeoutMs` (ms). Default 60,000. */
   toolTimeoutMs: number;
+  /**
+   * How long a call that needs approval waits for the answer (ms); then it is not run and the model
+   * reads that nobody answered. The runtime waits 300 s for the whole call, approval included: an
+   * approved call's deadline is what is left of that, at most its `timeoutMs`. Default 120,000.
+   */
+  approvalTimeoutMs: number;
   /** Largest input, in UTF-8 bytes of its JSON. Default 1,048,576 (1 MiB). */
   maxInputBytes: number;
   /** Text results are clamped to this many characters. Default 32,000 (the runtime's own clamp). */
@@ -51,6 +57,7 @@ export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   reconnectGraceMs: 30_000,
   resendWindowMs: 30_000,
   toolTimeoutMs: 60_000,
+  approvalTimeoutMs: 120_000,
   maxInputBytes: 1_048_576,
   maxResultChars: DEFAULT_MAX_RESULT_CHARS,
   maxRequestIdChars: 256,
@@ -129,8 +136,28 @@ export function guardOutput(output: CallTableOutput): CallTableOutput {
   };
 }
 
+/** A call that needs approval, as the table asks about it. */
+export interface ApprovalAsk {
+  record: CallRecord;
+  tool: ClientTool;
+  /** The validated input (what `execute` would get). */
+  input: unknown;
+  /** Aborted when the question is moot (the call was cancelled, timed out or the session closed). */
+  signal: AbortSignal;
+}
+
+/** The answer to an {@link ApprovalAsk}: run it (with `input` in place of the asked one, if given), or not and why. */
+export type ApprovalVerdict =
+  | { approved: true; input?: unknown }
+  | { approved: false; reason: "declined" | "no-approver" | "failed"; message: string };
+
 export interface CallTableOptions {
   output: CallTableOutput;
+  /**
+   * Asked for every call whose tool's `needsApproval` says so; must not reject. Default: none
+   * (such calls are denied `no-approver`).
+   */
+  approve?: ((ask: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined;
   /** Bounds and per-call defaults over {@link DEFAULT_CALL_LIMITS}. */
   limits?: Partial<CallLimits> | undefined;
   /** Timer source; inject fakes for exact tests. Default `systemTimers`. */

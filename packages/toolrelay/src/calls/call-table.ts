@@ -5,13 +5,22 @@
  * `output` callback. It learns of epochs, never of "the link is down": a write that does not go out
  * is held. No sockets. See docs/settlement.md.
  */
+import { RUNTIME_MAX_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
-import { executeTool, ToolCallAbortError, type ClientTool, type InputValidation } from "../tools/index.js";
+import { errorText, executeTool, ToolCallAbortError, type ClientTool, type InputValidation } from "../tools/index.js";
 import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
-import type { CallLimits, CallRequest, CallTableOptions, CallTableOutput, RequestDisposition } from "./call-table-options.js";
+import type {
+  ApprovalAsk,
+  ApprovalVerdict,
+  CallLimits,
+  CallRequest,
+  CallTableOptions,
+  CallTableOutput,
+  RequestDisposition,
+} from "./call-table-options.js";
 import { guardOutput, resolveCallLimits } from "./call-table-options.js";
 import { DeadlineQueue } from "./deadline-queue.js";
 
@@ -20,6 +29,7 @@ type AbortingOutcome = CallOutcome & { kind: "timeout" | "cancelled" | "disconne
 export class CallTable {
   readonly limits: Readonly<CallLimits>;
   #output: CallTableOutput;
+  #approve: ((ask: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined;
   #timers: Timers;
   #store: CallStore;
   #deadlines: DeadlineQueue;
@@ -32,13 +42,17 @@ export class CallTable {
   constructor(options: CallTableOptions) {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
     this.#output = guardOutput(options.output);
+    this.#approve = options.approve;
     this.#timers = options.timers ?? systemTimers;
     this.origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
     this.#deadlines = new DeadlineQueue(
       this.#timers,
       () => this.#now(),
-      (record) => this.#abort([record], { kind: "timeout", timeoutMs: record.timeoutMs }),
+      (record) =>
+        record.approving
+          ? this.#deny(record, { kind: "denied", reason: "timeout", message: `${Math.round(record.deadlineMs / 1_000)} s` })
+          : this.#abort([record], { kind: "timeout", timeoutMs: record.deadlineMs }),
     );
   }
 
@@ -190,12 +204,94 @@ export class CallTable {
     );
   }
 
-  /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome settles the call. */
+  /** Checked input: refused, or asked about first (`needsApproval`), or run. */
   #execute(record: CallRecord, tool: ClientTool, checked: InputValidation): void {
     if (record.state !== "running") return;
     if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+    if (tool.needsApproval === false) {
+      // #start's two lines, inline: this is every call's path (test/transport/call-path.test.ts counts its hops).
+      this.#output.start(record, record.deliveries[0]!.requestId);
+      return void executeTool(
+        tool,
+        checked.value,
+        new CallContext(record, this.#progress),
+        this.limits.maxResultChars,
+        this.#executed,
+        record,
+      );
+    }
+    let needed: boolean | PromiseLike<boolean> = true;
+    if (typeof tool.needsApproval === "function") {
+      const { toolCallId, agentId, conversationId } = record;
+      try {
+        needed = tool.needsApproval(checked.value, { toolCallId, agentId, conversationId, idempotencyKey: record.idempotencyKey });
+      } catch (error) {
+        return void this.#deny(record, { kind: "denied", reason: "failed", message: `needsApproval threw: ${errorText(error)}` });
+      }
+    }
+    if (typeof needed === "boolean")
+      return void (needed ? this.#askFirst(record, tool, checked.value) : this.#start(record, tool, checked.value));
+    Promise.resolve(needed).then(
+      (answer) => {
+        if (record.state !== "running") return;
+        if (answer === true) this.#askFirst(record, tool, checked.value);
+        else this.#start(record, tool, checked.value);
+      },
+      (error: unknown) => this.#deny(record, { kind: "denied", reason: "failed", message: `needsApproval failed: ${errorText(error)}` }),
+    );
+  }
+
+  /** Ask the approver; the call waits `approvalTimeoutMs` at most (its own deadline starts when it is approved). */
+  #askFirst(record: CallRecord, tool: ClientTool, input: unknown): void {
+    if (this.#approve === undefined) return void this.#deny(record, { kind: "denied", reason: "no-approver", message: "" });
+    record.approving = true;
+    this.#deadlines.reschedule(record, this.limits.approvalTimeoutMs);
+    let asked: Promise<ApprovalVerdict>;
+    try {
+      asked = this.#approve({ record, tool, input, signal: record.signal });
+    } catch (error) {
+      asked = Promise.resolve({ approved: false, reason: "failed", message: errorText(error) });
+    }
+    asked.then(
+      (verdict) => this.#approved(record, tool, input, verdict),
+      (error: unknown) => this.#approved(record, tool, input, { approved: false, reason: "failed", message: errorText(error) }),
+    );
+  }
+
+  /** The approver answered: run (on the approved input, checked again if it changed), or settle `denied`. */
+  #approved(record: CallRecord, tool: ClientTool, input: unknown, verdict: ApprovalVerdict): void {
+    if (record.state !== "running" || !record.approving) return;
+    if (!verdict.approved) return void this.#deny(record, { kind: "denied", reason: verdict.reason, message: verdict.message });
+    record.approving = false;
+    // What is left of the runtime's own wait (it counts from the request), in whole seconds (a
+    // lane per distinct deadline), at most the tool's timeout.
+    const left = RUNTIME_MAX_TOOL_TIMEOUT_MS - (this.#now() - record.startedAt);
+    this.#deadlines.reschedule(record, Math.max(1_000, Math.min(record.timeoutMs, Math.floor(left / 1_000) * 1_000)));
+    if (!("input" in verdict) || verdict.input === undefined) return void this.#start(record, tool, input);
+    const validation = tool.validateInput(verdict.input);
+    const run = (checked: InputValidation): void => {
+      if (record.state !== "running") return;
+      if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
+      this.#start(record, tool, checked.value);
+    };
+    if (!(validation instanceof Promise)) return void run(validation);
+    validation.then(run, (error: unknown) =>
+      run({ ok: false, issues: [{ path: "(root)", message: `the input schema failed: ${String(error)}` }] }),
+    );
+  }
+
+  /** Not run: settle `denied` and fire the signal (an approval prompt still open can close). */
+  #deny(record: CallRecord, outcome: CallOutcome & { kind: "denied" }): void {
+    if (record.state !== "running") return;
+    record.approving = false;
+    this.#settle(record, outcome);
+    record.abort(ToolCallAbortError.cancelled(`the call was not approved (${outcome.reason})`));
+  }
+
+  /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome settles the call. */
+  #start(record: CallRecord, tool: ClientTool, input: unknown): void {
     this.#output.start(record, record.deliveries[0]!.requestId);
-    executeTool(tool, checked.value, new CallContext(record, this.#progress), this.limits.maxResultChars, this.#executed, record);
+    executeTool(tool, input, new CallContext(record, this.#progress), this.limits.maxResultChars, this.#executed, record);
   }
 
   #executed = (record: CallRecord, outcome: CallOutcome): void => {
@@ -216,6 +312,7 @@ export class CallTable {
           : ToolCallAbortError.disconnected(outcome.graceMs);
     for (const record of records) {
       if (record.state !== "running") continue;
+      record.approving = false;
       this.#settle(record, outcome);
       record.abort(reason);
     }
@@ -234,6 +331,8 @@ export class CallTable {
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
     this.#output.end(record, record.deliveries[0]!.requestId);
+    // The app's value went out with the end report; the cache keeps the response, not the object.
+    if (outcome.kind === "ok" && outcome.output !== undefined) delete outcome.output;
     if (this.#deadlines.size === 0) this.#clearGrace();
     this.#store.evict(record.settledAt);
   }

@@ -13,3 +13,11 @@ export function listPermissionModes(): string {
   const quoted = PERMISSION_MODES.map((mode) => `"${mode}"`);
   return `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)}`;
 }
+
+/**
+ * The mode a session asks for when it names none: `strict`, where the runtime asks before every
+ * call of its own tools (Bash, Read, Write, ...), so the session's `canUseTool` sees each one and,
+ * without it, none runs. The runtime's own default, `unrestricted`, runs them unasked; `standard`
+ * runs the ones it classifies as read-only unasked. docs/approvals.md.
+ */
+export const DEFAULT_PERMISSION_MODE: PermissionModeName = "strict";

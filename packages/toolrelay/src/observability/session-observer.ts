@@ -234,5 +234,7 @@ export function outcomeReason(outcome: CallOutcome): string {
       return `the link was lost and not back within ${outcome.graceMs} ms`;
     case "busy":
       return `already running ${outcome.limit} calls`;
+    case "denied":
+      return outcome.message === "" ? `not approved (${outcome.reason})` : `not approved (${outcome.reason}): ${outcome.message}`;
   }
 }

@@ -3,6 +3,7 @@ import { createCloudBackend } from "../backends/cloud-backend.js";
 import type { ManagedSandbox } from "../backends/managed-sandbox.js";
 import { DEFAULT_CALL_LIMITS } from "../calls/index.js";
 import { ToolrelayError } from "../errors.js";
+import { DEFAULT_PERMISSION_MODE } from "../internal/permission-modes.js";
 import { systemTimers } from "../internal/timers.js";
 import { SessionLog } from "../observability/logger.js";
 import { SessionObserver } from "../observability/session-observer.js";
@@ -15,6 +16,7 @@ import WebSocket from "ws";
 import { EventLoopHold } from "./event-loop-hold.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
+import type { SessionToolList } from "./session-events.js";
 import { SessionTools } from "./session-tools.js";
 import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
@@ -30,9 +32,11 @@ import { validateSessionOptions } from "./validate-session-options.js";
  *   `REQUEST_TIMEOUT`, `REQUEST_FAILED`, `SPAWN_FAILED`, `NOT_FOUND`, `REST_FAILED`, `ABORTED`,
  *   and for a managed sandbox `SANDBOX_NOT_READY` / `SANDBOX_EXPIRED`.
  */
-export async function createSession(options: SessionOptions): Promise<Session> {
+export async function createSession<TTools extends SessionToolList = SessionToolList>(
+  options: SessionOptions & { tools?: TTools | undefined },
+): Promise<Session<TTools>> {
   validateSessionOptions(options);
-  return openSession(options);
+  return (await openSession(options)) as unknown as Session<TTools>;
 }
 
 /**
@@ -127,6 +131,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       callLimits: {
         ...options.callLimits,
         toolTimeoutMs: options.toolTimeoutMs,
+        approvalTimeoutMs: options.approvalTimeoutMs,
         maxInputBytes: options.maxInputBytes,
         maxResultChars: options.maxResultChars,
         reconnectGraceMs: options.reconnectGraceMs,
@@ -136,7 +141,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       startInput: {
         agent: options.agent,
         conversation: options.conversation ?? "new",
-        mode: options.mode,
+        mode: options.mode ?? DEFAULT_PERMISSION_MODE,
         cwd,
         clientInfo: options.clientInfo ?? { name: "toolrelay" },
       },

@@ -1,5 +1,6 @@
 import type { ToolrelayError } from "../errors.js";
 import type { CallOutcome, CallRecord } from "../calls/index.js";
+import type { ClientTool, ToolInputSchema, ToolSource } from "../tools/index.js";
 import type { LinkState } from "../transport/runtime-link.js";
 
 /** A client tool's callback starts (its input was valid). */
@@ -11,16 +12,24 @@ export interface ToolCallStartEvent {
   conversationId: string;
 }
 
-/** A client tool call reached its outcome (every call that reached the table, run or not). */
-export interface ToolCallEndEvent {
-  toolName: string;
+/**
+ * A client tool call reached its outcome (every call that reached the table, run or not). Typed by
+ * the session's tools: `toolName` tells which tool, and `output` has that tool's output type.
+ */
+export interface ToolCallEndEvent<TOutput = unknown, TName extends string = string> {
+  toolName: TName;
   toolCallId: string;
   agentId: string;
   conversationId: string;
   /** Every request id this execution answered (more than one when a duplicate joined it). */
   requestIds: string[];
-  /** How the call ended: `ok`, `tool-error`, `invalid-input`, `unknown-tool`, `input-too-large`, `timeout`, `cancelled`, `disconnected`, `busy`. */
+  /** How the call ended: `ok`, `tool-error`, `invalid-input`, `unknown-tool`, `input-too-large`, `denied` (not approved: not run), `timeout`, `cancelled`, `disconnected`, `busy`. */
   outcome: CallOutcome["kind"];
+  /**
+   * When `ok`: the value `execute` returned — checked by the tool's `outputSchema` (then the
+   * schema's output) — not the text the model got. `undefined` for any other outcome.
+   */
+  output: TOutput | undefined;
   /** The full outcome (for logging; may contain the tool's result). */
   detail: CallOutcome;
   durationMs: number;
@@ -89,10 +98,23 @@ export interface ToolsChangeEvent {
   names: string[];
 }
 
+/** What `createSession` takes as `tools`: tools made with `defineTool`, and tool sources. */
+export type SessionToolList = readonly (ClientTool | ToolSource)[];
+
+/**
+ * The `tool-call-end` event of a session whose tools are `TTools`: one variant per client tool,
+ * with its name and output type (a tool source's tools: any name, `unknown` output).
+ */
+export type ToolCallEndEventOf<TTools extends SessionToolList> = TTools[number] extends infer TTool
+  ? TTool extends ClientTool<ToolInputSchema, infer TOutput, infer TName>
+    ? ToolCallEndEvent<TOutput, TName>
+    : ToolCallEndEvent
+  : never;
+
 /** The session's events (`session.on(name, listener)`); none is needed for the session to work. */
-export interface SessionEvents {
+export interface SessionEvents<TTools extends SessionToolList = SessionToolList> {
   "tool-call-start": [event: ToolCallStartEvent];
-  "tool-call-end": [event: ToolCallEndEvent];
+  "tool-call-end": [event: ToolCallEndEventOf<TTools>];
   "tool-call-progress": [event: ToolCallProgressEvent];
   "tool-call-late": [event: ToolCallLateEvent];
   "tool-call-duplicate": [event: ToolCallDuplicateEvent];
@@ -105,11 +127,12 @@ export interface SessionEvents {
   error: [error: ToolrelayError];
 }
 
-/** The `tool-call-end` event of a settled call. */
+/** The `tool-call-end` event of a settled call (its `output` is read before the table lets it go). */
 export function toolCallEndEvent(record: CallRecord): ToolCallEndEvent {
   const { toolName, toolCallId, agentId, conversationId } = record;
   const outcome = record.outcome!;
   const requestIds = record.deliveries.map((delivery) => delivery.requestId);
   const durationMs = record.settledAt - record.startedAt;
-  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome.kind, detail: outcome, durationMs };
+  const output = outcome.kind === "ok" ? outcome.output : undefined;
+  return { toolName, toolCallId, agentId, conversationId, requestIds, outcome: outcome.kind, output, detail: outcome, durationMs };
 }

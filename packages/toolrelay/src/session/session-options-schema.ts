@@ -65,6 +65,12 @@ export const sessionOptionsShape = {
   toolTimeoutMs: positiveInteger
     .max(MAX_TOOL_TIMEOUT_MS, { error: `must be at most ${MAX_TOOL_TIMEOUT_MS} (the runtime stops waiting after 300 s)` })
     .optional(),
+  approvalTimeoutMs: positiveInteger
+    .min(1_000, { error: "must be at least 1000" })
+    .max(MAX_TOOL_TIMEOUT_MS - 1_000, {
+      error: `must be at most ${MAX_TOOL_TIMEOUT_MS - 1_000} (the runtime stops waiting after 300 s, approval included)`,
+    })
+    .optional(),
   maxInputBytes: positiveInteger.optional(),
   maxResultChars: positiveInteger.optional(),
   reconnectGraceMs: nonNegativeInteger.max(2_147_483_647, { error: "must be at most 2147483647 (a timer's longest delay)" }).optional(),

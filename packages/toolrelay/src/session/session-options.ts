@@ -53,15 +53,32 @@ export interface SessionOptions {
    */
   tools?: readonly (ClientTool | ToolSource)[] | undefined;
   /**
-   * The runtime's permission mode. Default: not sent (the runtime's own default,
-   * `unrestricted`). Whatever the mode, the session allows its own client tools.
+   * The runtime's permission mode: which calls of its own tools (Bash, Read, Write, Edit, ...) run
+   * without the app's say. Default `"strict"`: none — the runtime asks about every one and
+   * `canUseTool` answers (without it, each is denied, and the agent has only your client tools).
+   * `"standard"`: the calls the runtime classifies as read-only (`echo hi`, Read, Grep, ...) run
+   * unasked, the rest are asked. `"acceptEdits"`: as standard, for an editor that shows edits.
+   * `"unrestricted"` is the opt-out: the runtime's shell and file tools run unasked on the machine
+   * the runtime runs on (docs/approvals.md). The mode never limits client tools: they ask only when
+   * they say `needsApproval`.
    */
   mode?: PermissionMode | undefined;
   /**
-   * Decides permission requests for runtime-owned tools (Bash, Write, ...).
-   * Default: none — such requests are denied with a message saying so.
+   * Answers every approval the session gets: a call of a runtime tool that the `mode` does not let
+   * run at once (`kind: "runtime-tool"`: in the default `strict` mode, every call of Bash, Read,
+   * Write, ...), and a client tool call whose `needsApproval` says so (`kind: "client-tool"`).
+   * Return (or resolve) `{ behavior: "allow" }` or `{ behavior: "deny", message }`; the request's
+   * `signal` fires when the question is moot. Unanswered after `approvalTimeoutMs`, or throwing,
+   * is a deny. Default: none — every such request is denied with a message saying so, and a
+   * session with a client tool that needs approval is refused (`INVALID_OPTIONS`).
    */
   canUseTool?: ((request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>) | undefined;
+  /**
+   * How long an approval waits for `canUseTool`'s answer, in ms (1_000–299_000); then it is a deny
+   * and the model reads that nobody answered. The runtime waits 300 s for a client tool call,
+   * approval included. Default 120_000.
+   */
+  approvalTimeoutMs?: number | undefined;
   /** Deadline of a client tool call that sets no `timeoutMs`, in ms: an integer up to 300_000 (the runtime stops waiting after 300 s). Default 60_000. */
   toolTimeoutMs?: number | undefined;
   /** Largest tool input accepted, in UTF-8 bytes of its JSON; larger ones are refused unread. Default 1_048_576 (1 MiB). */
@@ -78,7 +95,12 @@ export interface SessionOptions {
    * {@link CallLimits}. Default: those defaults.
    */
   callLimits?:
-    | Partial<Omit<CallLimits, "toolTimeoutMs" | "maxInputBytes" | "maxResultChars" | "reconnectGraceMs" | "maxConcurrentCalls">>
+    | Partial<
+        Omit<
+          CallLimits,
+          "toolTimeoutMs" | "approvalTimeoutMs" | "maxInputBytes" | "maxResultChars" | "reconnectGraceMs" | "maxConcurrentCalls"
+        >
+      >
     | undefined;
   /** Deadline of each request the session sends (runtime_start, abort, ...), in ms. Default 30_000. */
   requestTimeoutMs?: number | undefined;

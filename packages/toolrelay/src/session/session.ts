@@ -1,5 +1,6 @@
 import { EventEmitter } from "eventemitter3";
 import type { ManagedSandboxInfo } from "../backends/managed-sandbox.js";
+import { DEFAULT_CALL_LIMITS } from "../calls/index.js";
 import { ToolrelayError, asToolrelayError } from "../errors.js";
 import type { LinkState, RuntimeLink } from "../transport/runtime-link.js";
 import type { FrameEnvelope, InboundFrame } from "../wire/index.js";
@@ -8,7 +9,7 @@ import { CloseDrain } from "./close-drain.js";
 import { HeldRequestTracker } from "./held-request-tracker.js";
 import { OwnRuntime } from "./own-runtime.js";
 import { RuntimeRegistration } from "./runtime-registration.js";
-import type { SessionEvents } from "./session-events.js";
+import type { SessionEvents, SessionToolList } from "./session-events.js";
 import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
 import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
 import type { Turn } from "./turn.js";
@@ -19,9 +20,10 @@ export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js
 
 /**
  * A session with one agent and conversation. Create it with `createSession`;
- * close it with `close()` or `await using`.
+ * close it with `close()` or `await using`. `TTools`: its `tools`, which type the
+ * `tool-call-end` event's and the turn result's outputs.
  */
-export class Session extends EventEmitter<SessionEvents> {
+export class Session<TTools extends SessionToolList = SessionToolList> extends EventEmitter<SessionEvents<TTools>> {
   #parts: SessionParts;
   #link: RuntimeLink;
   #tracker: HeldRequestTracker;
@@ -39,8 +41,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #turnActive = false;
 
   /** @internal Use `createSession`. */
-  static create(parts: SessionParts): Session {
-    return new Session(parts);
+  static create<TTools extends SessionToolList = SessionToolList>(parts: SessionParts): Session<TTools> {
+    return new Session<TTools>(parts);
   }
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; createSession is the way in
@@ -58,11 +60,18 @@ export class Session extends EventEmitter<SessionEvents> {
       link: parts.link,
       registry: () => parts.tools,
       own: this.#own,
-      events: this,
+      events: this as unknown as EventEmitter<SessionEvents>,
       timers: parts.timers,
       limits: parts.callLimits,
       observer: parts.observer,
       turn: () => this.#turns.activeMessageId ?? "",
+      approve: (ask) => this.#approvals.approveClientCall(ask),
+      onOutput: (record, output) => {
+        const turn = this.#turns.turn;
+        if (turn !== undefined && record.turn !== "" && record.turn === this.#turns.activeMessageId) {
+          turn.addToolOutput(record.toolCallId, record.toolName, output);
+        }
+      },
     });
     this.#approvals = new ApprovalResponder({
       isClientTool: (name) => parts.tools.get(name) !== undefined,
@@ -78,6 +87,8 @@ export class Session extends EventEmitter<SessionEvents> {
         });
       },
       send: (frame) => this.#link.send(frame),
+      timeoutMs: parts.callLimits.approvalTimeoutMs ?? DEFAULT_CALL_LIMITS.approvalTimeoutMs,
+      timers: parts.timers,
       onCallbackError: (error) =>
         this.emit(
           "error",
@@ -225,9 +236,9 @@ export class Session extends EventEmitter<SessionEvents> {
    * events, or await `turn.result`. One turn at a time: sending while a turn
    * runs throws `TURN_IN_PROGRESS`. The message is written exactly once.
    */
-  send(message: MessageInput, options: SendOptions = {}): Turn {
+  send(message: MessageInput, options: SendOptions = {}): Turn<TTools> {
     if (this.#closing) throw new ToolrelayError("ABORTED", "the session is closed");
-    return this.#starter.start(message, options);
+    return this.#starter.start(message, options) as Turn<TTools>;
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */

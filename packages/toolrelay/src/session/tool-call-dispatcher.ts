@@ -9,7 +9,7 @@
  */
 import type { EventEmitter } from "eventemitter3";
 import { canonicalJson } from "../internal/canonical-json.js";
-import { CallTable, inputDigest, type CallLimits, type CallTableOutput } from "../calls/index.js";
+import { CallTable, inputDigest, type CallLimits, type CallRecord, type CallTableOptions, type CallTableOutput } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { SessionObserver } from "../observability/session-observer.js";
 import type { ToolLookup } from "../tools/index.js";
@@ -30,6 +30,10 @@ export interface ToolCallDispatcherOptions {
   observer: SessionObserver;
   /** The running turn's client message id (`""` between turns): part of what tells a re-asked call from a new one. */
   turn(): string;
+  /** A call ended `ok`: its output (before the table lets it go), for the turn's result. */
+  onOutput?: ((record: CallRecord, output: unknown) => void) | undefined;
+  /** Asked about every call whose tool's `needsApproval` says so (see `CallTableOptions.approve`). */
+  approve?: CallTableOptions["approve"];
 }
 
 /** How many tool calls (and request ids) the dispatcher remembers the written response of. */
@@ -45,7 +49,7 @@ export class ToolCallDispatcher {
 
   constructor(options: ToolCallDispatcherOptions) {
     this.#options = options;
-    this.table = new CallTable({ limits: options.limits, timers: options.timers, output: this.#output });
+    this.table = new CallTable({ limits: options.limits, timers: options.timers, output: this.#output, approve: options.approve });
   }
 
   /**
@@ -138,7 +142,9 @@ export class ToolCallDispatcher {
     end: (record) => {
       const { observer, events } = this.#options;
       observer.toolCallEnded(record, this.table.origin);
-      if (events.listenerCount("tool-call-end") > 0) events.emit("tool-call-end", toolCallEndEvent(record));
+      const outcome = record.outcome!;
+      if (outcome.kind === "ok") this.#options.onOutput?.(record, outcome.output);
+      if (events.listenerCount("tool-call-end") > 0) events.emit("tool-call-end", toolCallEndEvent(record) as never);
     },
     late: (record, _requestId, outcome) => {
       const { observer, events } = this.#options;

@@ -1,10 +1,26 @@
 import type { ToolrelayError } from "../errors.js";
+import type { ClientTool, ToolInputSchema } from "../tools/index.js";
 import { AsyncEventQueue } from "./async-event-queue.js";
 import { type RuntimeError, runtimeErrorFromText, sameFailure } from "./runtime-error.js";
+import type { SessionToolList } from "./session-events.js";
 import type { TurnEvent } from "./turn-events.js";
 
-/** How a turn ended. */
-export interface TurnResult {
+/** A client tool call of the turn that ended `ok`, with the value its `execute` returned (see `ToolCallEndEvent.output`). */
+export interface ToolOutput<TOutput = unknown, TName extends string = string> {
+  toolCallId: string;
+  toolName: TName;
+  output: TOutput | undefined;
+}
+
+/** The {@link ToolOutput} of a session whose tools are `TTools`: one variant per client tool. */
+export type ToolOutputOfTools<TTools extends SessionToolList> = TTools[number] extends infer TTool
+  ? TTool extends ClientTool<ToolInputSchema, infer TOutput, infer TName>
+    ? ToolOutput<TOutput, TName>
+    : ToolOutput
+  : never;
+
+/** How a turn ended: its stop reason, text, events, and the typed outputs of its client tool calls. */
+export interface TurnResult<TTools extends SessionToolList = SessionToolList> {
   /** The runtime's stop reason (`end_turn`, `cancelled`, `error`, ...). */
   stopReason: string;
   /** All assistant text of the turn, concatenated in order. */
@@ -19,6 +35,12 @@ export interface TurnResult {
    * turn's `error` event, whose other fields have the runtime's error class, detail and run).
    */
   error?: string | undefined;
+  /**
+   * The client tool calls of this turn that ended `ok`, in the order they ended, each with the
+   * value `execute` returned (typed by the tool's `outputSchema`): what the app reads, not what
+   * the model got (that is the `tool-result` event's `text`).
+   */
+  toolOutputs: ToolOutputOfTools<TTools>[];
 }
 
 /**
@@ -27,9 +49,9 @@ export interface TurnResult {
  * (link lost, input refused, session closed); an error inside the turn ends it
  * with `stopReason: "error"` and `error` set.
  */
-export class Turn implements AsyncIterable<TurnEvent> {
+export class Turn<TTools extends SessionToolList = SessionToolList> implements AsyncIterable<TurnEvent> {
   /** Settles when the turn ends. */
-  readonly result: Promise<TurnResult>;
+  readonly result: Promise<TurnResult<TTools>>;
   #queue = new AsyncEventQueue<TurnEvent>();
   #events: TurnEvent[] = [];
   #text = "";
@@ -41,7 +63,8 @@ export class Turn implements AsyncIterable<TurnEvent> {
   /** The failures already yielded as `error` events, per subagent (`""`: the turn's own). */
   #failures = new Map<string, RuntimeError[]>();
   #done = false;
-  #resolve!: (result: TurnResult) => void;
+  #resolve!: (result: TurnResult<TTools>) => void;
+  #toolOutputs: ToolOutput[] = [];
   #reject!: (error: ToolrelayError) => void;
   #onAbort: (turn: Turn) => Promise<void>;
 
@@ -53,7 +76,7 @@ export class Turn implements AsyncIterable<TurnEvent> {
   // biome-ignore lint/style/useConsistentMemberAccessibility: a constructor cannot be #private; Session.send is the way in
   private constructor(onAbort: (turn: Turn) => Promise<void>) {
     this.#onAbort = onAbort;
-    this.result = new Promise<TurnResult>((resolve, reject) => {
+    this.result = new Promise<TurnResult<TTools>>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
@@ -117,6 +140,11 @@ export class Turn implements AsyncIterable<TurnEvent> {
     return true;
   }
 
+  /** @internal A client tool call of this turn ended `ok` with `output`. */
+  addToolOutput(toolCallId: string, toolName: string, output: unknown): void {
+    if (!this.#done) this.#toolOutputs.push({ toolCallId, toolName, output });
+  }
+
   /** @internal The tool name of a call seen in this turn (of the subagent `subagentId`, if given). */
   toolNameOf(toolCallId: string, subagentId = ""): string | undefined {
     return this.#toolNames.get(callKey(subagentId, toolCallId));
@@ -138,7 +166,8 @@ export class Turn implements AsyncIterable<TurnEvent> {
     this.push({ type: "stop", stopReason });
     this.#done = true;
     this.#queue.end();
-    const result: TurnResult = { stopReason, text: this.#text, events: this.#events };
+    const toolOutputs = this.#toolOutputs as ToolOutputOfTools<TTools>[];
+    const result: TurnResult<TTools> = { stopReason, text: this.#text, events: this.#events, toolOutputs };
     if (this.#error !== undefined) result.error = this.#error;
     this.#resolve(result);
   }

@@ -6,6 +6,7 @@
  */
 import type { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
+import { isClientTool, type ClientTool } from "../tools/index.js";
 import { flattenIssues, formatPath } from "../wire/format-issues.js";
 import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import { linkSessionOptionsSchema, sessionOptionsSchema, sessionOptionsShape } from "./session-options-schema.js";
@@ -19,7 +20,7 @@ export function validateSessionOptions(options: unknown): asserts options is Ses
 export function validateSessionOptions(options: unknown, allowLink: true): asserts options is LinkSessionOptions;
 export function validateSessionOptions(options: unknown, allowLink = false): void {
   const checked = (allowLink ? linkSessionOptionsSchema : sessionOptionsSchema).safeParse(options);
-  if (checked.success) return;
+  if (checked.success) return void checkApprover(options as SessionOptions);
   const issues = describeIssues(checked.error.issues);
   const shown = issues.slice(0, 3).join("; ");
   const more = issues.length > 3 ? `; and ${issues.length - 3} more` : "";
@@ -27,6 +28,21 @@ export function validateSessionOptions(options: unknown, allowLink = false): voi
     cause: checked.error,
     details: { issues },
   });
+}
+
+/** Client tools that ask first need someone to ask: a session with such a tool and no `canUseTool` is refused. */
+function checkApprover(options: SessionOptions): void {
+  if (options.canUseTool !== undefined) return;
+  const asking = (options.tools ?? [])
+    .filter((tool) => isClientTool(tool) && tool.needsApproval !== false)
+    .map((tool) => (tool as ClientTool).name);
+  if (asking.length === 0) return;
+  throw new ToolrelayError(
+    "INVALID_OPTIONS",
+    `invalid createSession options: options.canUseTool: is required, because tool${asking.length > 1 ? "s" : ""} ${asking.join(", ")} ` +
+      "need approval (needsApproval) and canUseTool is what answers (docs/approvals.md)",
+    { details: { issues: [`options.canUseTool: is required by needsApproval (${asking.join(", ")})`] } },
+  );
 }
 
 /** One `options.<path>: <problem>` line per problem; an unknown key is named by its own path. */

@@ -17,6 +17,7 @@ import {
   type ToolInputSchema,
 } from "./tool-input-schema.js";
 import type { ToolJsonSchema } from "./tool-json-schema.js";
+import { resolveToolOutput, type OutputValidator, type ToolOutputOf, type ToolOutputSchema } from "./tool-output-schema.js";
 import type { ToolReturnValue } from "./tool-result.js";
 import { isRuntimeToolName } from "./runtime-tool-names.js";
 
@@ -65,18 +66,55 @@ export interface ToolCallContext {
   agentId: string;
   /** The conversation the call belongs to. */
   conversationId: string;
+  /**
+   * A key for this call, to pass to the services the tool calls (a payment's or a ticket's
+   * `Idempotency-Key`): the same on every re-delivery of this call (a reconnect, a relay's
+   * re-offer, a replay), different for every new model request, also when the provider reuses the
+   * tool call id (`call_0` in every turn). `tr1_` and 43 base64url characters.
+   */
+  idempotencyKey: string;
   /** Report progress; emitted as a `tool-call-progress` session event (not sent to the model). */
   progress(message: string): void;
 }
 
-/** The definition passed to {@link defineTool}. */
-export interface ToolDefinition<TSchema extends ToolInputSchema> {
+/** What a `needsApproval` function gets beside the input: who called, and the call's keys. */
+export interface ToolApprovalContext {
+  /** The model's id for this tool call. */
+  toolCallId: string;
+  /** The agent that called the tool. */
+  agentId: string;
+  /** The conversation the call belongs to. */
+  conversationId: string;
+  /** The call's idempotency key (see {@link ToolCallContext.idempotencyKey}). */
+  idempotencyKey: string;
+}
+
+/**
+ * Whether a call must be approved before it runs: `true` (every call), `false` (none), or a
+ * function of the validated input that decides per call (sync or async). A function that throws
+ * or rejects refuses the call unrun.
+ */
+export type NeedsApproval<TInput> = boolean | Bivariant<(input: TInput, context: ToolApprovalContext) => boolean | PromiseLike<boolean>>;
+
+/** What the model receives for a result (see {@link ToolDefinition.toModelOutput}). */
+export type ToModelOutput<TOutput> = Bivariant<(output: TOutput) => ToolReturnValue | PromiseLike<ToolReturnValue>>;
+
+/**
+ * A function type compared like a method (bivariantly in its parameter), so that a tool typed for
+ * its own input and output is still a `ClientTool` in a list of tools.
+ */
+type Bivariant<TFunction extends (...args: never[]) => unknown> = {
+  method(...args: Parameters<TFunction>): ReturnType<TFunction>;
+}["method"];
+
+/** The definition passed to {@link defineTool}. `TOutput`: what `execute` returns (the app's typed result). */
+export interface ToolDefinition<TSchema extends ToolInputSchema, TOutput = ToolReturnValue, TName extends string = string> {
   /**
    * The model-facing name: 1–64 characters from `[a-zA-Z0-9_-]`, unique in a session. Required.
    * Not the name of one of the runtime's own tools (`Read`, `Bash`, `Write`, `memory`, ...:
    * `RESERVED_TOOL_NAME`) unless {@link ToolDefinition.overridesRuntimeTool} is `true`.
    */
-  name: string;
+  name: TName;
   /** What the tool does and when to use it; the model reads this. A non-empty string. Required. */
   description: string;
   /**
@@ -121,18 +159,50 @@ export interface ToolDefinition<TSchema extends ToolInputSchema> {
    */
   overridesRuntimeTool?: boolean | undefined;
   /**
+   * Ask before each call runs: `true`, or a function of the validated input (sync or async) that
+   * says whether this call must be approved. The session's `canUseTool` callback answers (an
+   * approval request of `kind: "client-tool"`); a denied call is not run and the model reads that
+   * the user declined it. See docs/approvals.md. Default `false`.
+   */
+  needsApproval?: NeedsApproval<ToolInputOf<TSchema>> | undefined;
+  /**
+   * The schema of what `execute` returns (zod, a Standard Schema or a JSON Schema; any type at the
+   * root). Each result is checked against it before it goes anywhere: a result that does not match
+   * is a tool error the model reads. Its output type types `execute`'s return value and the app's
+   * `output` (`tool-call-end`, the turn result's `toolOutputs`). Not sent to the runtime (its tool
+   * definitions have no output schema). Default: none (the return value is not checked; the app's
+   * `output` is `unknown`). With it, the definition is a {@link ToolDefinitionWithOutput}.
+   */
+  outputSchema?: undefined;
+  /**
+   * What the model receives for a result: a function of `execute`'s (checked) return value that
+   * returns what `execute` could return (a string, content blocks, a JSON value...). Lets the app
+   * keep a typed object and the model read a summary. Default: the return value itself.
+   */
+  toModelOutput?: ToModelOutput<TOutput> | undefined;
+  /**
    * Runs the tool with the validated input (for zod and Standard Schemas the
    * schema's output: defaults filled in, transforms applied; for a JSON Schema
    * the input as sent). Return a string, content blocks, a
    * `{ content, isError }` result or any JSON value; throw (or return
    * `errorResult(...)`) to report a failure the model can read.
    */
-  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
+  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): TOutput | PromiseLike<TOutput>;
 }
 
+/** The definition of a tool with an `outputSchema`: `execute` returns the schema's type. */
+export type ToolDefinitionWithOutput<
+  TSchema extends ToolInputSchema,
+  TOutputSchema extends ToolOutputSchema,
+  TName extends string = string,
+> = Omit<ToolDefinition<TSchema, ToolOutputOf<TOutputSchema>, TName>, "outputSchema"> & {
+  /** See {@link ToolDefinition.outputSchema}. */
+  outputSchema: TOutputSchema;
+};
+
 /** A checked, frozen tool, ready to be passed to `createSession({ tools })`. */
-export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
-  readonly name: string;
+export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema, TOutput = unknown, TName extends string = string> {
+  readonly name: TName;
   readonly description: string;
   /** The schema as given. */
   readonly inputSchema: TSchema;
@@ -153,8 +223,16 @@ export interface ClientTool<TSchema extends ToolInputSchema = ToolInputSchema> {
    * and a returned promise never rejects.
    */
   validateInput(input: unknown): InputValidationOf<TSchema>;
+  /** Whether a call must be approved first (`needsApproval` as given; `false` when none). */
+  readonly needsApproval: NeedsApproval<ToolInputOf<TSchema>>;
+  /** The `outputSchema` as given, or `undefined`. */
+  readonly outputSchema: ToolOutputSchema | undefined;
+  /** Check one result against `outputSchema` (`undefined` without one). Never throws; a returned promise never rejects. */
+  readonly validateOutput: OutputValidator | undefined;
+  /** `toModelOutput` as given, or `undefined` (the model gets the return value itself). */
+  readonly toModelOutput: ToModelOutput<TOutput> | undefined;
   /** Run the tool: the callback given to `defineTool` (the session calls it after validating the input). */
-  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): ToolReturnValue | PromiseLike<ToolReturnValue>;
+  execute(input: ToolInputOf<TSchema>, context: ToolCallContext): TOutput | PromiseLike<TOutput>;
 }
 
 const clientToolBrand = Symbol.for("toolrelay.client-tool");
@@ -167,6 +245,9 @@ const definitionKeys = new Set([
   "annotations",
   "timeoutMs",
   "overridesRuntimeTool",
+  "needsApproval",
+  "outputSchema",
+  "toModelOutput",
   "execute",
 ]);
 const hintKeys = new Set(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]);
@@ -192,11 +273,20 @@ const hintKeys = new Set(["readOnlyHint", "destructiveHint", "idempotentHint", "
  *   },
  * });
  */
-export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefinition<TSchema>): ClientTool<TSchema> {
+export function defineTool<TSchema extends ToolInputSchema, TOutputSchema extends ToolOutputSchema, TName extends string = string>(
+  definition: ToolDefinitionWithOutput<TSchema, TOutputSchema, TName>,
+): ClientTool<TSchema, ToolOutputOf<TOutputSchema>, TName>;
+export function defineTool<TSchema extends ToolInputSchema, TName extends string = string>(
+  definition: ToolDefinition<TSchema, ToolReturnValue, TName>,
+): ClientTool<TSchema, unknown, TName>;
+export function defineTool(
+  definition: ToolDefinition<ToolInputSchema, unknown> | ToolDefinitionWithOutput<ToolInputSchema, ToolOutputSchema>,
+): ClientTool {
   if (typeof definition !== "object" || definition === null) {
     throw invalid("defineTool() needs a definition object");
   }
   const { name, description, inputSchema, jsonSchema, validate, annotations, timeoutMs, overridesRuntimeTool, execute } = definition;
+  const { needsApproval, outputSchema, toModelOutput } = definition;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw invalid(`tool name ${describeValue(name)} must be 1-64 characters of letters, digits, "_" or "-"`);
   }
@@ -230,8 +320,20 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
     throw fail(`timeoutMs must be a positive integer up to ${MAX_TOOL_TIMEOUT_MS}, got ${describeValue(timeoutMs)}${reason}`);
   }
   if (typeof execute !== "function") throw fail("execute must be a function");
+  if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+    throw fail(`needsApproval must be a boolean or a function of the input, got ${describeValue(needsApproval)}`);
+  }
+  if (toModelOutput !== undefined && typeof toModelOutput !== "function") {
+    throw fail(`toModelOutput must be a function of the output, got ${describeValue(toModelOutput)}`);
+  }
+  let validateOutput: OutputValidator | undefined;
+  try {
+    validateOutput = resolveToolOutput(outputSchema);
+  } catch (error) {
+    throw fail(`outputSchema: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
 
-  const tool: ClientTool<TSchema> = {
+  const tool: ClientTool = {
     name,
     description,
     inputSchema,
@@ -240,7 +342,11 @@ export function defineTool<TSchema extends ToolInputSchema>(definition: ToolDefi
     annotations: checkedAnnotations,
     timeoutMs,
     overridesRuntimeTool: overridesRuntimeTool === true,
-    validateInput: resolved.validateInput as (input: unknown) => InputValidationOf<TSchema>,
+    validateInput: resolved.validateInput as (input: unknown) => InputValidationOf<ToolInputSchema>,
+    needsApproval: needsApproval ?? false,
+    outputSchema,
+    validateOutput,
+    toModelOutput,
     execute,
   };
   Object.defineProperty(tool, clientToolBrand, { value: true });

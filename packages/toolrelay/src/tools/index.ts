@@ -9,10 +9,21 @@ export {
   MAX_TOOL_TIMEOUT_MS,
   TOOL_NAME_PATTERN,
   type ClientTool,
+  type NeedsApproval,
+  type ToModelOutput,
   type ToolAnnotations,
+  type ToolApprovalContext,
   type ToolCallContext,
   type ToolDefinition,
+  type ToolDefinitionWithOutput,
 } from "./define-tool.js";
+export {
+  resolveToolOutput,
+  type JsonSchemaDocument,
+  type OutputValidator,
+  type ToolOutputOf,
+  type ToolOutputSchema,
+} from "./tool-output-schema.js";
 export {
   isZodSchema,
   resolveToolInput,
