@@ -100,6 +100,24 @@ const cases: Record<string, () => string | Promise<string>> = {
       }),
       { count: "three" },
     ),
+  "denied-declined": () =>
+    modelReads(responseForOutcome({ kind: "denied", reason: "declined", message: "Not this month." }, { toolName: "pay_invoice" })),
+  "denied-timeout": () =>
+    modelReads(responseForOutcome({ kind: "denied", reason: "timeout", message: "120 s" }, { toolName: "pay_invoice" })),
+  "denied-no-approver": () =>
+    modelReads(responseForOutcome({ kind: "denied", reason: "no-approver", message: "" }, { toolName: "pay_invoice" })),
+  "output-schema-mismatch": () =>
+    afterRunning(
+      defineTool({
+        name: "get_forecast",
+        description: "The forecast",
+        inputSchema: z.object({}),
+        outputSchema: z.object({ celsius: z.number() }),
+        // A result that breaks its own schema (as an untyped source could return).
+        execute: () => JSON.parse('{"celsius":"warm"}') as { celsius: number },
+      }),
+      {},
+    ),
   "timeout-safe": () =>
     modelReads(responseForOutcome({ kind: "timeout", timeoutMs: 10_000 }, { toolName: "get_weather", safeToRetry: true })),
   "timeout-unsafe": () => modelReads(responseForOutcome({ kind: "timeout", timeoutMs: 800 }, { toolName: "slow_delete" })),
