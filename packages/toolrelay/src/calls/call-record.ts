@@ -4,6 +4,9 @@
  *
  * ```text
  *  call:   running ──settle──▶ settled ──evicted (count, chars, age)──▶ forgotten ──evicted (count, age)──▶ gone
+ *          (running: checked, then `approving` while a `needsApproval` call waits for its answer
+ *          — deadline `approvalTimeoutMs` — then executing — deadline `timeoutMs`, or what is left
+ *          of the runtime's 300 s for an approved call)
  *
  *  each request id of the call (a delivery), tagged with a connection epoch:
  *          waiting ──settled, written──────────────────────────────▶ sent(e)
