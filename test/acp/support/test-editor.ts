@@ -39,8 +39,11 @@ export interface TestEditorOptions {
   fs?: { readTextFile?: boolean; writeTextFile?: boolean };
   /** Paths whose reads never answer until the agent cancels them (`$/cancel_request`). */
   slowPaths?: Iterable<string>;
-  /** Answers permission requests. Default: the first `allow_once` option. */
-  permission?: (request: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
+  /**
+   * Answers permission requests. Default: the first `allow_once` option. `signal` fires when the
+   * agent cancels the request (`$/cancel_request`); an editor then answers `cancelled`.
+   */
+  permission?: (request: RequestPermissionRequest, signal: AbortSignal) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
 }
 
 export class TestEditor {
@@ -51,6 +54,8 @@ export class TestEditor {
   readonly reads: EditorReadRecord[] = [];
   readonly writes: Array<{ path: string; content: string; sessionId: string }> = [];
   readonly permissionRequests: RequestPermissionRequest[] = [];
+  /** The JSON-RPC ids of permission requests the agent cancelled (`$/cancel_request`) before they were answered. */
+  readonly cancelledPermissions: unknown[] = [];
   readonly slowPaths: Set<string>;
   #options: TestEditorOptions;
   #slowWaiters: Array<(record: EditorReadRecord) => void> = [];
@@ -104,9 +109,10 @@ export class TestEditor {
         this.buffers.set(params.path, params.content);
         return {};
       })
-      .onRequest("session/request_permission", async ({ params }) => {
+      .onRequest("session/request_permission", async ({ params, requestId, signal }) => {
         this.permissionRequests.push(params);
-        if (this.#options.permission) return this.#options.permission(params);
+        signal.addEventListener("abort", () => this.cancelledPermissions.push(requestId), { once: true });
+        if (this.#options.permission) return this.#options.permission(params, signal);
         const allow = params.options.find((option) => option.kind === "allow_once")!;
         return { outcome: { outcome: "selected", optionId: allow.optionId } };
       })
@@ -175,4 +181,26 @@ export function memoryStreamPair(): [Stream, Stream] {
     { readable: toAgent.readable, writable: toEditor.writable },
     { readable: toEditor.readable, writable: toAgent.writable },
   ];
+}
+
+/** A permission answer that never comes: the editor's dialog stays open until the agent cancels it, then answers `cancelled`. */
+export function neverAnswer(_request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse> {
+  return new Promise((resolve, reject) => {
+    const deadline = setTimeout(() => reject(new Error("test editor: a permission request was never cancelled (30 s)")), 30_000);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(deadline);
+        resolve({ outcome: { outcome: "cancelled" } });
+      },
+      { once: true },
+    );
+  });
+}
+
+/** The `optionId` of the first option of `kind` (e.g. `"reject_once"`). */
+export function choose(request: RequestPermissionRequest, kind: string): RequestPermissionResponse {
+  const option = request.options.find((candidate) => candidate.kind === kind);
+  if (option === undefined) throw new Error(`test editor: no ${kind} option in ${JSON.stringify(request.options)}`);
+  return { outcome: { outcome: "selected", optionId: option.optionId } };
 }

@@ -1,7 +1,10 @@
 /**
  * A complete ACP agent on one connection: every ACP session is a toolrelay
- * session whose client tools include the editor tools, and whose runtime tool
- * permissions are asked of the user in the editor.
+ * session whose client tools include the editor tools, and whose approvals —
+ * the runtime's own tools (Bash, Write, ...) its permission mode does not let
+ * run at once, and client tools whose `needsApproval` says so (the editor's
+ * `write_via_editor` included) — are asked of the user in the editor
+ * (`session/request_permission`, see editor-permission.ts).
  *
  * | ACP (editor → agent)  | what happens                                                              |
  * | --------------------- | ------------------------------------------------------------------------- |
@@ -15,6 +18,12 @@
  * One `startAcpAgent` per connection: the capabilities of that connection's
  * `initialize` apply to its sessions. `mcpServers` of `session/new` are not
  * used (the runtime's own tools and the editor tools are offered).
+ *
+ * Permission modes: the session's `mode` is what {@link AcpAgentOptions.session}
+ * returns; unset, it is the session default, `strict` (every call of a runtime
+ * tool asks the editor; "Always allow <tool>" keeps a session quiet). The agent
+ * advertises no ACP session modes (`session/set_mode`): a toolrelay session's
+ * mode is fixed when its runtime starts.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -28,6 +37,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { createSession } from "../session/create-session.js";
 import { PACKAGE_VERSION } from "../internal/package-version.js";
+import { DEFAULT_PERMISSION_MODE, type PermissionModeName } from "../internal/permission-modes.js";
 import type { Session } from "../session/session.js";
 import type { SessionOptions } from "../session/session-options.js";
 import type { ClientTool } from "../tools/index.js";
@@ -62,6 +72,12 @@ export interface AcpEditorOptions {
   requireExpectedHash?: boolean | undefined;
   /** Tool result text shown in the editor is cut to this many characters. Default 2_000. */
   maxToolContentChars?: number | undefined;
+  /**
+   * Whether `write_via_editor` asks the user (`session/request_permission`) before it writes.
+   * Default: it asks unless the session's `mode` is `acceptEdits` or `unrestricted` — the modes in
+   * which the runtime's own Write runs unasked, so the user already agreed to edits.
+   */
+  writeNeedsApproval?: boolean | undefined;
 }
 
 /** Options of `startAcpAgent`. */
@@ -70,7 +86,8 @@ export interface AcpAgentOptions {
    * The toolrelay session options for one ACP session (backend, agent,
    * conversation, ...). Called on `session/new`. The editor tools are added
    * before any `tools` given here; `canUseTool` defaults to asking the editor
-   * (`session/request_permission`). Required.
+   * (`session/request_permission`, `editorPermissionDecider`) for runtime tools
+   * and for client tools that need approval alike. Required.
    */
   session(context: AcpSessionContext): SessionOptions | Promise<SessionOptions>;
   /** Sent as `agentInfo` in `initialize`. Default `{ name: "toolrelay-acp", version }`, the package's version. */
@@ -161,17 +178,21 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
         clientCapabilities,
         requestTimeoutMs: options.editor?.requestTimeoutMs,
       });
+      // The session's mode is known once options.session answered; the tools ask for it at each call.
+      let mode: PermissionModeName = DEFAULT_PERMISSION_MODE;
       const editorTools = createEditorTools({
         channel,
         roots,
         requireExpectedHash: options.editor?.requireExpectedHash,
         toolTimeoutMs: options.editor?.toolTimeoutMs,
+        writeNeedsApproval: options.editor?.writeNeedsApproval ?? (() => writesNeedApproval(mode)),
       });
       const context: AcpSessionContext = { sessionId, cwd: roots.roots[0]!, roots: roots.roots, clientCapabilities, editorTools };
       let session: Session;
       const state = { sessionId, prompt: undefined } as Omit<AcpSessionState, "session"> & { session?: Session | undefined };
       try {
         const sessionOptions = await options.session(context);
+        mode = sessionOptions.mode ?? DEFAULT_PERMISSION_MODE;
         session = await createSession({
           ...sessionOptions,
           tools: [...editorTools, ...(sessionOptions.tools ?? [])],
@@ -248,6 +269,11 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
       await closed;
     },
   };
+}
+
+/** In `acceptEdits` and `unrestricted` the runtime's own Write runs unasked: the editor tools' writes do too. */
+function writesNeedApproval(mode: PermissionModeName): boolean {
+  return mode !== "acceptEdits" && mode !== "unrestricted";
 }
 
 function errorText(error: unknown): string {

@@ -6,7 +6,11 @@
  *   it with a content hash of the whole buffer.
  * - `write_via_editor` replaces a buffer. With `expected_hash` it first reads
  *   the buffer again and refuses, writing nothing, when the hash differs: the
- *   user (or anything else) changed it since the model read it.
+ *   user (or anything else) changed it since the model read it. It changes the
+ *   user's files, so it asks first (`needsApproval`: the session's `canUseTool`,
+ *   in an ACP agent the editor's `session/request_permission`) unless
+ *   {@link EditorToolsOptions.writeNeedsApproval} says the user already agreed.
+ *   `read_editor_buffer` changes nothing and never asks.
  *
  * Paths are validated in the input schema (a zod transform that runs
  * {@link WorkingRoots.check}), so a relative path, `..` out of the roots, a
@@ -40,6 +44,12 @@ export interface EditorToolsOptions {
   requireExpectedHash?: boolean | undefined;
   /** Deadline of one editor tool call, in ms. Default: the session's `toolTimeoutMs`. */
   toolTimeoutMs?: number | undefined;
+  /**
+   * Whether a `write_via_editor` call asks before it writes (its `needsApproval`); a function is
+   * asked at each call. `startAcpAgent` passes "not in the `acceptEdits` or `unrestricted` mode",
+   * the modes in which the runtime's own Write runs unasked. Default `true`.
+   */
+  writeNeedsApproval?: boolean | (() => boolean) | undefined;
 }
 
 /** The editor tools the channel supports (none without a channel). */
@@ -103,6 +113,7 @@ function readEditorBuffer(options: EditorToolsOptions): ClientTool {
 function writeViaEditor(options: EditorToolsOptions): ClientTool {
   const channel = options.channel!;
   const canRead = channel.capabilities.readTextFile;
+  const needsApproval = options.writeNeedsApproval ?? true;
   return defineTool({
     name: "write_via_editor",
     description:
@@ -120,6 +131,7 @@ function writeViaEditor(options: EditorToolsOptions): ClientTool {
         .describe("The hash read_editor_buffer returned for this file. The write is refused if the buffer changed since."),
     }),
     annotations: { title: "Write through editor", destructiveHint: true, openWorldHint: false },
+    needsApproval: typeof needsApproval === "function" ? () => needsApproval() : needsApproval,
     ...(options.toolTimeoutMs !== undefined ? { timeoutMs: options.toolTimeoutMs } : {}),
     async execute({ path, content, expected_hash: expected }, { signal }) {
       if (expected !== undefined) {
