@@ -173,7 +173,8 @@ describe("scripted runtime frames decode with the SDK's wire schemas", () => {
         await turn.reason("thinking");
         await turn.say("checking");
         const result = await turn.callTool("get_weather", { city: "Paris" });
-        await turn.runBuiltinTool("Bash", { command: "ls" }, "a\nb");
+        // Not read-only: standard asks about it (a plain `ls` would run unasked, as in the real runtime).
+        await turn.runBuiltinTool("Bash", { command: "npm test" }, "a\nb");
         const subagent = turn.subagent({ description: "look around" });
         await subagent.say("subagent here");
         await subagent.runTool("Read", { file_path: "x" }, "contents");

@@ -7,6 +7,7 @@
  * status `success`), `client_tool_end`, then the final `tool_return_message`
  * with its own id, and the next model step.
  */
+import type { ProposedToolKind } from "./scripted-auto-approval.js";
 import { lifecycleDelta, toolReturnDelta } from "./scripted-frames.js";
 import { plainFailure } from "./scripted-tool-result.js";
 import type { ScriptedToolResult } from "./scripted-runtime-types.js";
@@ -20,7 +21,7 @@ import { INTERRUPTED_BY_USER, type Decision, type Proposal } from "./scripted-tu
 export interface RuntimeToolTurn {
   readonly host: TurnHost;
   readonly signal: AbortSignal;
-  propose(specs: Decision["spec"][]): Promise<Proposal | undefined>;
+  propose(specs: Decision["spec"][], kind: ProposedToolKind): Promise<Proposal | undefined>;
   emitDelta(delta: Record<string, unknown>): void;
   ensureStep(): void;
 }
@@ -50,7 +51,7 @@ export async function runRuntimeTool(
   output: string,
   options: RuntimeToolOptions,
 ): Promise<ScriptedToolResult> {
-  const proposal = await turn.propose([spec]);
+  const proposal = await turn.propose([spec], "runtime");
   if (!proposal) return plainFailure(INTERRUPTED_BY_USER);
   const [decision] = proposal.decisions;
   const { runId } = proposal;

@@ -10,7 +10,14 @@ export interface ScriptedRuntimeScope {
   conversation_id: string;
 }
 
-/** Permission mode of a runtime. Every mode except `"unrestricted"` asks before each tool call. */
+/**
+ * Permission mode of a runtime. `"unrestricted"` asks about no call, `"strict"` about every call;
+ * `"standard"` and `"acceptEdits"` ask about every client tool call and about the runtime's own
+ * tools except the read-only ones (`Read`, `Glob`, `Grep`, `LS`, `TodoWrite`, a `Bash` running one
+ * plain `echo`/`printf`/`ls`/`pwd`/`cat`/`head`/`tail`/`wc`/`date`/`whoami`/`true` inside the
+ * working directory); `"acceptEdits"` also runs `Write`, `Edit`, `MultiEdit` and `NotebookEdit`
+ * unasked. A narrow model of Letta Code 0.32.18's classifier: a call it does not know is asked.
+ */
 export type ScriptedPermissionMode = "unrestricted" | "standard" | "acceptEdits" | "strict";
 
 /** A script: runs once per `create_message` input (queued inputs run one after another). */
@@ -38,8 +45,9 @@ export interface StartScriptedRuntimeOptions {
   /**
    * Permission mode of a runtime whose `runtime_start` names no `mode`. Default `"unrestricted"`
    * (the real default): tools run without asking. In any other mode the runtime sends a
-   * `control_request` (`can_use_tool`, `perm-<tool_call_id>`) before each tool call and waits
-   * for the client's `approval_response`.
+   * `control_request` (`can_use_tool`, `perm-<tool_call_id>`) before each tool call the mode
+   * does not run unasked (see `ScriptedPermissionMode`) and waits for the client's
+   * `approval_response`.
    */
   permissionMode?: ScriptedPermissionMode | undefined;
   /** How long the runtime waits for an `external_tool_call_response`. Default `300_000` (5 min, like the real runtime). */
@@ -171,7 +179,8 @@ export interface ScriptedTurn {
   /**
    * A tool the runtime runs itself (Bash, Read, …), as the real runtime runs one: the model's
    * `approval_request_message`, `stop_reason: requires_approval`, approval classification, a
-   * `control_request` unless unrestricted (a denial runs nothing), `client_tool_start`, then the
+   * `control_request` unless the mode runs the call unasked (`ScriptedPermissionMode`: never in
+   * `strict`, always in `unrestricted`, read-only calls in `standard`; a denial runs nothing), `client_tool_start`, then the
    * output streamed as growing `tool_return_message` snapshots of one result (one per line so
    * far; `stream: false` for none), `client_tool_end` and the final `tool_return_message`. No
    * external request. Resolves with what the model receives.

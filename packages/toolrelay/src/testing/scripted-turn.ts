@@ -4,8 +4,8 @@
  * emitting the frames the real runtime emits for the same model output, in
  * the same order (recorded from Letta Code 0.32.18): every model step gets its
  * own `run_id`; a tool call ends the step with `stop_reason:
- * requires_approval`, then approval classification, `control_request` (unless
- * unrestricted), executing status, `client_tool_start`, the external request
+ * requires_approval`, then approval classification, `control_request` (for the
+ * calls the mode does not run unasked: scripted-auto-approval.ts), executing status, `client_tool_start`, the external request
  * (or, for a runtime tool, streamed output snapshots), `client_tool_end` and
  * `tool_return_message`.
  */
@@ -19,6 +19,7 @@ import {
   toolReturnDelta,
   usageDelta,
 } from "./scripted-frames.js";
+import { runsUnasked, type ProposedToolKind } from "./scripted-auto-approval.js";
 import { runRuntimeTool, type RuntimeToolOptions } from "./scripted-runtime-tool.js";
 import { ScriptedSubagentStream } from "./scripted-subagent.js";
 import { plainFailure } from "./scripted-tool-result.js";
@@ -126,17 +127,18 @@ export class ScriptedTurnSession implements ScriptedTurn {
       name: call.name,
       input: call.input ?? {},
     }));
-    const proposal = await this.propose(specs);
+    const proposal = await this.propose(specs, "client");
     if (!proposal) return calls.map(() => plainFailure(INTERRUPTED_BY_USER));
     return this.#execute(proposal.decisions, proposal.runId);
   }
 
   /**
    * @internal The model proposes tool calls: an `approval_request_message` each, the step ends
-   * with `requires_approval`, approval classification, then (unless unrestricted) one
-   * `control_request` after another. `undefined` when the turn was cancelled meanwhile.
+   * with `requires_approval`, approval classification (scripted-auto-approval.ts: which calls
+   * run unasked in the conversation's mode), then one `control_request` after another for the
+   * rest. `undefined` when the turn was cancelled meanwhile.
    */
-  async propose(specs: Decision["spec"][]): Promise<Proposal | undefined> {
+  async propose(specs: Decision["spec"][], kind: ProposedToolKind): Promise<Proposal | undefined> {
     this.ensureStep();
     const runId = this.runId;
     const decisions: Decision[] = specs.map((spec) => {
@@ -147,24 +149,22 @@ export class ScriptedTurnSession implements ScriptedTurn {
       return { spec, messageId, approved: true };
     });
     this.endStep("requires_approval");
-    const asks = this.host.permissionMode() !== "unrestricted";
-    const ids = specs.map((spec) => spec.toolCallId);
+    const mode = this.host.permissionMode();
+    const asked = decisions.filter((decision) => !runsUnasked(mode, kind, decision.spec.name, decision.spec.input));
     this.emitDelta(
       lifecycleDelta("approval_classification_end", runId, {
-        auto_allowed_tool_call_ids: asks ? [] : ids,
+        auto_allowed_tool_call_ids: decisions.filter((decision) => !asked.includes(decision)).map((decision) => decision.spec.toolCallId),
         auto_denied_tool_call_ids: [],
-        user_input_tool_call_ids: asks ? ids : [],
+        user_input_tool_call_ids: asked.map((decision) => decision.spec.toolCallId),
       }),
     );
-    if (asks) {
-      for (const decision of decisions) {
-        const answer = await this.#askApproval(decision);
-        if (answer.kind === "cancelled") return undefined;
-        if (answer.kind === "deny") {
-          decision.approved = false;
-          decision.denial = answer.message;
-        } else if (answer.updatedInput) decision.spec.input = answer.updatedInput;
-      }
+    for (const decision of asked) {
+      const answer = await this.#askApproval(decision);
+      if (answer.kind === "cancelled") return undefined;
+      if (answer.kind === "deny") {
+        decision.approved = false;
+        decision.denial = answer.message;
+      } else if (answer.updatedInput) decision.spec.input = answer.updatedInput;
     }
     return { decisions, runId };
   }
