@@ -137,8 +137,9 @@ describe("package surface", () => {
       .filter((file) => file.endsWith(".d.ts"))
       .map((file) => readFileSync(new URL(`dist/${file}`, sdk), "utf8"))
       .join("\n");
-    const turn = /declare class Turn [\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
-    const session = /declare class Session [\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
+    // Both classes are generic over the session's tools (`Turn<TTools …>`) since issue 26.
+    const turn = /declare class Turn[ <][\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
+    const session = /declare class Session[ <][\s\S]*?\n}/.exec(declarations)?.[0] ?? "";
     expect(turn).toContain("private constructor();");
     expect(session).toContain("private constructor();");
     for (const internal of ["finish(", "fail(", "push(", "toolNameOf(", "static create("]) expect(turn).not.toContain(internal);
