@@ -21,7 +21,7 @@ import {
 } from "../test/support/scripted-model-server.js";
 import { REPO_ROOT, spawnExampleAgent, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
-import { TestEditor } from "../test/acp/support/test-editor.js";
+import { choose, TestEditor } from "../test/acp/support/test-editor.js";
 import { until } from "../test/support/wait.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "acp", "one-turn-real-peer.json");
@@ -39,6 +39,8 @@ let connection: ClientConnection;
 /** A scenario: the model's reply for each step (0 = answering the user, n = after the n-th round of tool results). */
 type Step = (results: string[]) => ScriptedReply;
 const scenarios = new Map<string, Step[]>();
+/** What the user clicks when the editor asks: "Reject" unless a test says otherwise. */
+let answer: "allow_once" | "reject_once" = "reject_once";
 
 /** Which scenario a request belongs to, and how many tool rounds it already had. */
 function locate(request: ModelRequest): { steps: Step[]; step: number; results: string[] } | undefined {
@@ -83,12 +85,7 @@ beforeAll(async () => {
     TOOLRELAY_MODEL: model.modelHandle,
     TOOLRELAY_EDITOR_TIMEOUT_MS: "30000",
   });
-  editor = new TestEditor({
-    slowPaths: [slow],
-    permission: (request) => ({
-      outcome: { outcome: "selected", optionId: request.options.find((option) => option.kind === "reject_once")!.optionId },
-    }),
-  });
+  editor = new TestEditor({ slowPaths: [slow], permission: (request) => choose(request, answer) });
   connection = editor.connect(agentProcess.stream);
   await connection.agent.request("initialize", {
     protocolVersion: 1,
@@ -107,6 +104,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  answer = "reject_once";
   editor.buffers.clear();
   editor.buffers.set(notes, "unsaved edit: line 1\nline 2\n");
 });
@@ -156,7 +154,8 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     expect(text).toContain("done: ");
   });
 
-  it("the runtime writes through the editor with the hash it read; the buffer changes, the disk does not", async () => {
+  it("the runtime writes through the editor with the hash it read, once the user allowed it; the buffer changes, the disk does not", async () => {
+    answer = "allow_once";
     scenarios.set("rewrite my notes", [
       () => ({ toolCalls: [{ name: "read_editor_buffer", arguments: { path: notes } }] }),
       (results) => ({
@@ -169,7 +168,16 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     const from = model.requests.length;
     const sessionId = await newSession();
     const logFrom = editor.log.length;
+    const askedBefore = editor.permissionRequests.length;
     await expect(prompt(sessionId, "rewrite my notes")).resolves.toEqual({ stopReason: "end_turn" });
+    // The write asked first (the session's default mode, strict: edits are not pre-approved); the read did not.
+    expect(editor.permissionRequests.slice(askedBefore).map((request) => request.toolCall)).toEqual([
+      expect.objectContaining({
+        title: `Write ${notes} (through the editor)`,
+        kind: "edit",
+        rawInput: expect.objectContaining({ path: notes }),
+      }),
+    ]);
     expect(resultsSeenByModel("rewrite my notes", from)[0]).toContain("through the editor");
     const turnLog = normalizeLog(editor.logSince(logFrom), { replace: { [workspace]: "/workspace" } });
     const shape = logShape(turnLog);
@@ -181,6 +189,8 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
       "editor→agent result",
       "agent→editor session/update tool_call_update completed",
       "agent→editor session/update tool_call pending",
+      "agent→editor session/request_permission (request)",
+      "editor→agent result",
       "agent→editor session/update tool_call_update in_progress",
       "agent→editor fs/read_text_file (request)",
       "editor→agent result",
@@ -203,6 +213,7 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
   });
 
   it("a stale write is refused after the user edited the buffer; the model is told to read again", async () => {
+    answer = "allow_once";
     let readHash = "";
     scenarios.set("stale write", [
       () => ({ toolCalls: [{ name: "read_editor_buffer", arguments: { path: notes } }] }),
@@ -282,6 +293,28 @@ describe("ACP agent process ↔ editor, real Letta Code app-server", () => {
     // The session is usable again: a new prompt in the same ACP session ends normally.
     scenarios.set("after the cancel", [() => ({ text: "ready again" })]);
     await expect(prompt(sessionId, "after the cancel")).resolves.toEqual({ stopReason: "end_turn" });
+  });
+
+  it("a write the user rejects in the editor does not run; the model reads the declined text", async () => {
+    scenarios.set("overwrite my notes", [
+      () => ({ toolCalls: [{ name: "write_via_editor", arguments: { path: notes, content: "unwanted\n" } }] }),
+      (results) => ({ text: `done: ${results[0]}` }),
+    ]);
+    const from = model.requests.length;
+    const writesBefore = editor.writes.length;
+    const askedBefore = editor.permissionRequests.length;
+    const sessionId = await newSession();
+    await expect(prompt(sessionId, "overwrite my notes")).resolves.toEqual({ stopReason: "end_turn" });
+    expect(editor.permissionRequests.slice(askedBefore)).toEqual([
+      expect.objectContaining({
+        sessionId,
+        toolCall: expect.objectContaining({ title: `Write ${notes} (through the editor)`, kind: "edit" }),
+      }),
+    ]);
+    expect(resultsSeenByModel("overwrite my notes", from)[0]).toBe("The user declined this call of tool write_via_editor; it was not run.");
+    expect(editor.writes.length).toBe(writesBefore);
+    expect(editor.buffers.get(notes)).toBe("unsaved edit: line 1\nline 2\n");
+    expect(statuses(sessionId)).toContain("tool_call_update failed");
   });
 
   it("a runtime tool's permission request goes to the editor; the user's rejection reaches the model", async () => {

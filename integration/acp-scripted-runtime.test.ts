@@ -20,7 +20,7 @@ import {
 } from "../packages/toolrelay/src/testing/index.js";
 import { spawnExampleAgent, REPO_ROOT, type AgentProcess } from "../test/acp/support/agent-process.js";
 import { logShape, normalizeLog } from "../test/acp/support/editor-log.js";
-import { TestEditor } from "../test/acp/support/test-editor.js";
+import { choose, TestEditor } from "../test/acp/support/test-editor.js";
 import { until } from "../test/support/wait.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "acp", "one-turn.json");
@@ -34,6 +34,8 @@ let agentProcess: AgentProcess;
 let editor: TestEditor;
 let connection: ClientConnection;
 const scripts = new Map<string, (turn: ScriptedTurn) => Promise<void>>();
+/** What the user clicks when the editor asks: "Reject" unless a test says otherwise. */
+let answer: "allow_once" | "reject_once" = "reject_once";
 
 const text = (result: ScriptedToolResult) => result.error ?? result.content.map((part) => part.text ?? "").join("");
 const hashOf = (result: ScriptedToolResult) => /hash="([0-9a-f]{16})"/.exec(text(result))?.[1];
@@ -63,12 +65,7 @@ beforeAll(async () => {
     TOOLRELAY_MODEL: "scripted/acp",
     TOOLRELAY_EDITOR_TIMEOUT_MS: "20000",
   });
-  editor = new TestEditor({
-    slowPaths: [slow],
-    permission: (request) => ({
-      outcome: { outcome: "selected", optionId: request.options.find((option) => option.kind === "reject_once")!.optionId },
-    }),
-  });
+  editor = new TestEditor({ slowPaths: [slow], permission: (request) => choose(request, answer) });
   connection = editor.connect(agentProcess.stream);
   const init: { agentInfo?: unknown } = await connection.agent.request("initialize", {
     protocolVersion: 1,
@@ -88,6 +85,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  answer = "reject_once";
   editor.buffers.clear();
   editor.buffers.set(notes, "unsaved edit: line 1\nline 2\n");
 });
@@ -129,7 +127,8 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     expect(updates[4]).toMatchObject({ content: { type: "text", text: "First line: unsaved edit: line 1" } });
   });
 
-  it("the runtime writes through the editor after reading (expected_hash): the buffer changes, the disk does not", async () => {
+  it("the runtime writes through the editor after reading (expected_hash), once the user allowed it: the buffer changes, the disk does not", async () => {
+    answer = "allow_once";
     let written!: ScriptedToolResult;
     scripts.set("rewrite my notes", async (turn) => {
       const read = await turn.callTool("read_editor_buffer", { path: notes });
@@ -138,7 +137,16 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     });
     const sessionId = await newSession();
     const from = editor.log.length;
+    const askedBefore = editor.permissionRequests.length;
     await expect(prompt(sessionId, "rewrite my notes")).resolves.toEqual({ stopReason: "end_turn" });
+    // The write asked first (the session's default mode, strict: edits are not pre-approved); the read did not.
+    expect(editor.permissionRequests.slice(askedBefore).map((request) => request.toolCall)).toEqual([
+      expect.objectContaining({
+        title: `Write ${notes} (through the editor)`,
+        kind: "edit",
+        rawInput: expect.objectContaining({ path: notes }),
+      }),
+    ]);
     expect(written.isError).toBe(false);
     expect(text(written)).toContain("through the editor");
     expect(editor.buffers.get(notes)).toBe("rewritten by the agent\n");
@@ -156,6 +164,8 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
       "editor→agent result",
       "agent→editor session/update tool_call_update completed",
       "agent→editor session/update tool_call pending",
+      "agent→editor session/request_permission (request)",
+      "editor→agent result",
       "agent→editor session/update tool_call_update in_progress",
       "agent→editor fs/read_text_file (request)",
       "editor→agent result",
@@ -177,6 +187,7 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
   });
 
   it("a stale write is refused: the user edited the buffer after the runtime read it; nothing is written", async () => {
+    answer = "allow_once";
     let stale!: ScriptedToolResult;
     scripts.set("stale write", async (turn) => {
       const read = await turn.callTool("read_editor_buffer", { path: notes });
@@ -260,6 +271,26 @@ describe("ACP agent process ↔ editor, scripted runtime", () => {
     const updates = updatesOf(sessionId);
     expect(updates.filter((update) => update.sessionUpdate === "tool_call_update").at(-1)).toMatchObject({ status: "failed" });
     expect(updates.some((update) => update.sessionUpdate === "agent_message_chunk")).toBe(false);
+  });
+
+  it("a write the user rejects in the editor does not run; the runtime reads the declined text", async () => {
+    let rejected!: ScriptedToolResult;
+    scripts.set("overwrite my notes", async (turn) => {
+      rejected = await turn.callTool("write_via_editor", { path: notes, content: "unwanted\n" });
+    });
+    const sessionId = await newSession();
+    const writesBefore = editor.writes.length;
+    const askedBefore = editor.permissionRequests.length;
+    await expect(prompt(sessionId, "overwrite my notes")).resolves.toEqual({ stopReason: "end_turn" });
+    expect(editor.permissionRequests.length - askedBefore).toBe(1);
+    expect(text(rejected)).toBe("The user declined this call of tool write_via_editor; it was not run.");
+    expect(editor.writes.length).toBe(writesBefore);
+    expect(editor.buffers.get(notes)).toBe("unsaved edit: line 1\nline 2\n");
+    expect(
+      updatesOf(sessionId)
+        .filter((update) => update.sessionUpdate === "tool_call_update")
+        .at(-1),
+    ).toMatchObject({ status: "failed" });
   });
 
   it("a runtime tool's permission request goes to the editor; the user's rejection reaches the model", async () => {

@@ -15,7 +15,7 @@
  * | `TOOLRELAY_AGENT_ID`            | drive this existing agent ...                                           |
  * | `TOOLRELAY_MODEL`               | ... or create one with this model handle (default `openai/gpt-5`)       |
  * | `TOOLRELAY_CONVERSATION`        | `new` (default), `default`, or a conversation id                       |
- * | `TOOLRELAY_MODE`                | runtime permission mode (default `standard`: runtime tools ask the editor) |
+ * | `TOOLRELAY_MODE`                | runtime permission mode (default: the session's, `strict`: every runtime tool call asks the editor) |
  * | `TOOLRELAY_WORKSPACE`           | `editor` (default, local only): the runtime works in the editor's cwd; `runtime`: its own |
  * | `TOOLRELAY_EDITOR_TIMEOUT_MS`   | deadline of each editor request (default 10000)                         |
  * | `TOOLRELAY_REQUIRE_EXPECTED_HASH=1` | refuse blind overwrites of non-empty buffers                        |
@@ -27,7 +27,8 @@ export interface ExampleConfig {
   backend: BackendOptions;
   agent: SessionOptions["agent"];
   conversation: string;
-  mode: PermissionMode;
+  /** `undefined`: the session's default mode (`strict`). */
+  mode: PermissionMode | undefined;
   useEditorCwd: boolean;
   editorTimeoutMs: number | undefined;
   requireExpectedHash: boolean;
@@ -67,8 +68,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ExampleConfig {
       "set TOOLRELAY_BACKEND_URL (a local `letta server --listen`), TOOLRELAY_SPAWN=1, TOOLRELAY_CLOUD_ENVIRONMENT or TOOLRELAY_CLOUD_SANDBOX=1",
     );
   }
-  const mode = (env.TOOLRELAY_MODE ?? "standard") as PermissionMode;
-  if (!MODES.includes(mode)) throw new Error(`TOOLRELAY_MODE must be one of ${MODES.join(", ")}`);
+  const mode = env.TOOLRELAY_MODE as PermissionMode | undefined;
+  if (mode !== undefined && !MODES.includes(mode)) throw new Error(`TOOLRELAY_MODE must be one of ${MODES.join(", ")}`);
   const timeout = env.TOOLRELAY_EDITOR_TIMEOUT_MS === undefined ? undefined : Number(env.TOOLRELAY_EDITOR_TIMEOUT_MS);
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
     throw new Error("TOOLRELAY_EDITOR_TIMEOUT_MS must be a positive integer");
@@ -91,7 +92,7 @@ export function sessionOptionsFor(config: ExampleConfig, context: AcpSessionCont
     backend: config.backend,
     agent: config.agent,
     conversation: config.conversation,
-    mode: config.mode,
+    ...(config.mode !== undefined ? { mode: config.mode } : {}),
     // A local runtime works in the editor's folder; a cloud runtime works in its sandbox.
     ...(config.useEditorCwd && config.backend.kind === "local" ? { workspace: { cwd: context.cwd } } : {}),
     clientInfo: { name: "toolrelay-acp-example", version: "0.1.0" },
