@@ -100,7 +100,13 @@ export const noopTool = defineTool({
   execute: (input) => noop(input),
 });
 
-/** A real session (local backend) with the no-op tool. `WebSocket` replaces the socket class (timing). */
+/**
+ * A real session (local backend) with the no-op tool. `WebSocket` replaces the socket class (timing).
+ * Its mode is the session's default (strict since issue 26): the bench's runtime side
+ * (bench/processes/runtime-side.ts) sends the requests itself and never asks `can_use_tool`, so the
+ * figures stay comparable with runs before the default changed; only the real-turn suite meets a
+ * runtime that asks (it names its modes).
+ */
 export async function startSdkClient(
   url: string,
   label = "toolrelay",
