@@ -1,13 +1,20 @@
 /**
  * fromAiSdkTools() with tools made by the real `ai` package (6.x): zod, jsonSchema() with and
- * without validate, a Standard Schema, streaming execute, toModelOutput, the call's signal.
+ * without validate, a Standard Schema, streaming execute, the call's signal, and the AI SDK's
+ * needsApproval, outputSchema and toModelOutput carried onto defineTool's own (the app's output is
+ * the real return value, the model reads the mapped one); each bad option refused naming the tool.
  */
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { jsonSchema, tool } from "ai";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { executeTool as executeWithCallback, fromAiSdkTools, type ToolCallContext } from "../../packages/toolrelay/src/tools/index.js";
+import {
+  executeTool as executeWithCallback,
+  fromAiSdkTools,
+  type ToolApprovalContext,
+  type ToolCallContext,
+} from "../../packages/toolrelay/src/tools/index.js";
 import type { ClientTool, ExecutionOutcome } from "../../packages/toolrelay/src/tools/index.js";
 
 const executeTool = (tool: ClientTool, input: unknown, callContext: ToolCallContext): Promise<ExecutionOutcome> =>
@@ -89,7 +96,7 @@ describe("fromAiSdkTools", () => {
     expect(ship!.validateInput({ kg: 31 })).toMatchObject({ ok: false, issues: [{ path: "kg" }] });
   });
 
-  it("a streaming execute sends its last value; toModelOutput shapes what the model reads", async () => {
+  it("a streaming execute returns its last value; toModelOutput shapes what the model reads, the app's output is the real value", async () => {
     const [progress, shaped, failing] = fromAiSdkTools({
       progress: tool({
         description: "Streams",
@@ -101,9 +108,12 @@ describe("fromAiSdkTools", () => {
       }),
       shaped: tool({
         description: "Shaped",
-        inputSchema: z.object({}),
+        inputSchema: z.object({ table: z.string() }),
         execute: () => ({ rows: 3 }),
-        toModelOutput: ({ output }) => ({ type: "content", value: [{ type: "text", text: `${(output as { rows: number }).rows} rows` }] }),
+        toModelOutput: ({ output, input, toolCallId }) => ({
+          type: "content",
+          value: [{ type: "text", text: `${output.rows} rows in ${input.table} (${toolCallId})` }],
+        }),
       }),
       failing: tool({
         description: "Fails",
@@ -117,12 +127,165 @@ describe("fromAiSdkTools", () => {
       content: [{ type: "text", text: "finished" }],
       output: "finished",
     });
-    expect(await executeTool(shaped!, {}, context())).toMatchObject({ kind: "ok", content: [{ type: "text", text: "3 rows" }] });
+    expect(await executeTool(shaped!, { table: "users" }, context())).toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: "3 rows in users (call-7)" }],
+      output: { rows: 3 },
+    });
     expect(await executeTool(failing!, {}, context())).toEqual({
       kind: "tool-error",
       message: "quota exceeded",
       content: [{ type: "text", text: "Error: tool failing reported an error: quota exceeded" }],
     });
+  });
+
+  it("needsApproval: a boolean is carried over; a function gets the validated input and { toolCallId, messages: [] }", async () => {
+    const seen: unknown[] = [];
+    const [always, never, unset, perCall] = fromAiSdkTools({
+      always: tool({ description: "d", inputSchema: z.object({}), needsApproval: true, execute: () => "x" }),
+      never: tool({ description: "d", inputSchema: z.object({}), needsApproval: false, execute: () => "x" }),
+      unset: tool({ description: "d", inputSchema: z.object({}), execute: () => "x" }),
+      per_call: tool({
+        description: "Deletes rows",
+        inputSchema: z.object({ rows: z.number().default(1) }),
+        needsApproval: async (input, options) => {
+          seen.push({ input, options });
+          return input.rows > 10;
+        },
+        execute: () => "deleted",
+      }),
+    });
+    expect([always!.needsApproval, never!.needsApproval, unset!.needsApproval]).toEqual([true, false, false]);
+    expect(typeof perCall!.needsApproval).toBe("function");
+    const ask = perCall!.needsApproval as (input: unknown, context: ToolApprovalContext) => boolean | PromiseLike<boolean>;
+    const approvalContext = { toolCallId: "call-9", agentId: "agent", conversationId: "conv", idempotencyKey: "tr1_key" };
+    expect(await ask({ rows: 50 }, approvalContext)).toBe(true);
+    expect(await ask({ rows: 2 }, approvalContext)).toBe(false);
+    expect(seen).toEqual([
+      { input: { rows: 50 }, options: { toolCallId: "call-9", messages: [] } },
+      { input: { rows: 2 }, options: { toolCallId: "call-9", messages: [] } },
+    ]);
+  });
+
+  it("refuses a needsApproval that is neither a boolean nor a function, naming the tool", () => {
+    for (const [value, shown] of [
+      ["yes", '"yes"'],
+      [1, "number"],
+      [null, "null"],
+      [{ always: true }, "object"],
+    ] as const) {
+      expect(() =>
+        fromAiSdkTools({
+          drop_database: { description: "d", inputSchema: z.object({}), needsApproval: value as never, execute: () => "" },
+        }),
+      ).toThrow(
+        expect.objectContaining({
+          code: "INVALID_TOOL_DEFINITION",
+          message: `AI SDK tool "drop_database": needsApproval must be a boolean or a function (input, { toolCallId, messages }), got ${shown}`,
+        }),
+      );
+    }
+  });
+
+  it("outputSchema is checked (zod, jsonSchema() with validate): a mismatch is a tool error, a match is the app's output", async () => {
+    const [typed, described, unchecked] = fromAiSdkTools({
+      typed: tool({
+        description: "d",
+        inputSchema: z.object({ bad: z.boolean() }),
+        outputSchema: z.object({ rows: z.number(), unit: z.string().default("rows") }),
+        execute: ({ bad }) => (bad ? ({ rows: "three" } as unknown as { rows: number; unit: string }) : { rows: 3, unit: "rows" }),
+        toModelOutput: ({ output }) => ({ type: "text", value: `${output.rows} ${output.unit}` }),
+      }),
+      described: tool({
+        description: "d",
+        inputSchema: z.object({}),
+        outputSchema: jsonSchema<{ n: number }>(
+          { type: "object", properties: { n: { type: "number" } } },
+          {
+            validate: (value) =>
+              typeof (value as { n?: unknown }).n === "number"
+                ? { success: true, value: value as { n: number } }
+                : { success: false, error: new Error("n must be a number") },
+          },
+        ),
+        execute: () => ({ n: "one" }) as unknown as { n: number },
+      }),
+      unchecked: tool({
+        description: "d",
+        inputSchema: z.object({}),
+        outputSchema: jsonSchema<{ n: number }>({ type: "object", properties: { n: { type: "number" } } }),
+        execute: () => ({ n: "one" }) as unknown as { n: number },
+      }),
+    });
+    expect(typed!.outputSchema).toBeDefined();
+    expect(await executeTool(typed!, { bad: false }, context())).toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: "3 rows" }],
+      output: { rows: 3, unit: "rows" },
+    });
+    expect(await executeTool(typed!, { bad: true }, context())).toMatchObject({
+      kind: "tool-error",
+      message: expect.stringMatching(/^the result does not match the tool's outputSchema:\n- rows: /),
+    });
+    expect(await executeTool(described!, {}, context())).toEqual({
+      kind: "tool-error",
+      message: "the result does not match the tool's outputSchema:\n- (root): n must be a number",
+      content: [
+        {
+          type: "text",
+          text: "Error: tool described failed: the result does not match the tool's outputSchema:\n- (root): n must be a number",
+        },
+      ],
+    });
+    // As in the AI SDK, jsonSchema() without validate describes and checks nothing.
+    expect(unchecked!.outputSchema).toBeUndefined();
+    expect(await executeTool(unchecked!, {}, context())).toMatchObject({ kind: "ok", output: { n: "one" } });
+  });
+
+  it("toModelOutput: json goes to the model as JSON, a throwing one is a tool error, the app keeps the real value", async () => {
+    const [json, broken] = fromAiSdkTools({
+      json: tool({
+        description: "d",
+        inputSchema: z.object({}),
+        execute: async () => ({ id: 7, secret: "kept for the app" }),
+        toModelOutput: ({ output }) => ({ type: "json", value: { id: output.id } }),
+      }),
+      broken: tool({
+        description: "d",
+        inputSchema: z.object({}),
+        execute: () => "x",
+        toModelOutput: () => {
+          throw new Error("no mapping");
+        },
+      }),
+    });
+    expect(await executeTool(json!, {}, context())).toEqual({
+      kind: "ok",
+      content: [{ type: "text", text: JSON.stringify({ id: 7 }, null, 2) }],
+      output: { id: 7, secret: "kept for the app" },
+    });
+    expect(await executeTool(broken!, {}, context())).toEqual({
+      kind: "tool-error",
+      message: "toModelOutput failed: no mapping",
+      content: [{ type: "text", text: "Error: tool broken failed: toModelOutput failed: no mapping" }],
+    });
+  });
+
+  it("refuses an outputSchema that is no schema and a toModelOutput that is no function, naming the tool", () => {
+    expect(() => fromAiSdkTools({ odd: { description: "d", inputSchema: z.object({}), outputSchema: 42, execute: () => "" } })).toThrow(
+      expect.objectContaining({
+        code: "INVALID_TOOL_DEFINITION",
+        message: `AI SDK tool "odd": outputSchema must be a zod schema, a Standard Schema or the AI SDK's jsonSchema(...)`,
+      }),
+    );
+    expect(() =>
+      fromAiSdkTools({ odd: { description: "d", inputSchema: z.object({}), toModelOutput: "text" as never, execute: () => "" } }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "INVALID_TOOL_DEFINITION",
+        message: `AI SDK tool "odd": toModelOutput must be a function ({ toolCallId, input, output }), got string`,
+      }),
+    );
   });
 
   it("refuses a tool without execute, and a non-schema inputSchema", () => {

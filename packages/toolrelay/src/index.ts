@@ -47,6 +47,7 @@ export type {
   ToolApprovalContext,
   NeedsApproval,
   ToModelOutput,
+  ToolModelOutputCall,
   ToolOutputSchema,
   ToolOutputOf,
   JsonSchemaDocument,
@@ -59,7 +60,9 @@ export type {
   InputValidation,
   ToolSource,
   OpenToolSource,
+  AiSdkClientToolOf,
   AiSdkToolLike,
+  AiSdkToolOutputOf,
   FromAiSdkToolsOptions,
 } from "./tools/index.js";
 export { defineToolSource } from "./tools/index.js";

@@ -96,8 +96,18 @@ export interface ToolApprovalContext {
  */
 export type NeedsApproval<TInput> = boolean | Bivariant<(input: TInput, context: ToolApprovalContext) => boolean | PromiseLike<boolean>>;
 
+/** Which call a result belongs to: `toModelOutput`'s second argument. */
+export interface ToolModelOutputCall<TInput = unknown> {
+  /** The model's id for this tool call. */
+  toolCallId: string;
+  /** The validated input `execute` got. */
+  input: TInput;
+}
+
 /** What the model receives for a result (see {@link ToolDefinition.toModelOutput}). */
-export type ToModelOutput<TOutput> = Bivariant<(output: TOutput) => ToolReturnValue | PromiseLike<ToolReturnValue>>;
+export type ToModelOutput<TOutput, TInput = unknown> = Bivariant<
+  (output: TOutput, call: ToolModelOutputCall<TInput>) => ToolReturnValue | PromiseLike<ToolReturnValue>
+>;
 
 /**
  * A function type compared like a method (bivariantly in its parameter), so that a tool typed for
@@ -177,9 +187,10 @@ export interface ToolDefinition<TSchema extends ToolInputSchema, TOutput = ToolR
   /**
    * What the model receives for a result: a function of `execute`'s (checked) return value that
    * returns what `execute` could return (a string, content blocks, a JSON value...). Lets the app
-   * keep a typed object and the model read a summary. Default: the return value itself.
+   * keep a typed object and the model read a summary. Its second argument names the call
+   * (`{ toolCallId, input }`). Default: the return value itself.
    */
-  toModelOutput?: ToModelOutput<TOutput> | undefined;
+  toModelOutput?: ToModelOutput<TOutput, ToolInputOf<TSchema>> | undefined;
   /**
    * Runs the tool with the validated input (for zod and Standard Schemas the
    * schema's output: defaults filled in, transforms applied; for a JSON Schema

@@ -5,7 +5,7 @@
  */
 import type { WireContentBlock } from "../wire/index.js";
 import { clampToolText } from "./clamp-tool-text.js";
-import type { ClientTool, ToolCallContext } from "./define-tool.js";
+import type { ClientTool, ToolCallContext, ToolModelOutputCall } from "./define-tool.js";
 import type { InputValidation } from "./input-issues.js";
 import { errorText, normalizeToolResult } from "./tool-result.js";
 
@@ -27,7 +27,7 @@ export type ExecutionOutcome =
  * `tool-error` with `Error: tool <name> failed: <message>`. The marker keeps a model from mistaking
  * a failure for a result (the runtime's OpenAI-compatible conversion drops `is_error`). With an
  * `outputSchema`, a value that does not match it is a `tool-error` naming the failing paths; with
- * `toModelOutput`, the model gets what it returns for the (checked) value.
+ * `toModelOutput`, the model gets what it returns for the (checked) value and the call (`{ toolCallId, input }`).
  */
 export function executeTool<Token>(
   tool: ClientTool,
@@ -48,20 +48,27 @@ export function executeTool<Token>(
   const shaped = tool.validateOutput !== undefined || tool.toModelOutput !== undefined;
   if (!thenable && !shaped) return void done(token, outcomeOf(tool.name, value, value, maxResultChars));
   const finish = shaped
-    ? (resolved: unknown) => shapeOutput(tool, resolved, maxResultChars, (outcome) => done(token, outcome))
+    ? (resolved: unknown) =>
+        shapeOutput(tool, resolved, { toolCallId: context.toolCallId, input }, maxResultChars, (outcome) => done(token, outcome))
     : (resolved: unknown) => done(token, outcomeOf(tool.name, resolved, resolved, maxResultChars));
   if (!thenable) return void finish(value);
   Promise.resolve(value).then(finish, (error: unknown) => done(token, failureOf(tool.name, error, maxResultChars)));
 }
 
 /** Check `value` against the tool's `outputSchema` and map it with `toModelOutput`; an error result or an `Error` is passed on unchecked. */
-function shapeOutput(tool: ClientTool, value: unknown, maxResultChars: number, done: (outcome: ExecutionOutcome) => void): void {
+function shapeOutput(
+  tool: ClientTool,
+  value: unknown,
+  call: ToolModelOutputCall,
+  maxResultChars: number,
+  done: (outcome: ExecutionOutcome) => void,
+): void {
   if (value instanceof Error || isErrorResult(value)) return void done(outcomeOf(tool.name, value, undefined, maxResultChars));
   const toModel = (output: unknown): void => {
     if (tool.toModelOutput === undefined) return void done(outcomeOf(tool.name, output, output, maxResultChars));
     let modelValue: unknown;
     try {
-      modelValue = tool.toModelOutput(output);
+      modelValue = tool.toModelOutput(output, call);
     } catch (error) {
       return void done(failureOf(tool.name, new Error(`toModelOutput failed: ${errorText(error)}`), maxResultChars));
     }

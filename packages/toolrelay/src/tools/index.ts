@@ -11,6 +11,7 @@ export {
   type ClientTool,
   type NeedsApproval,
   type ToModelOutput,
+  type ToolModelOutputCall,
   type ToolAnnotations,
   type ToolApprovalContext,
   type ToolCallContext,
@@ -56,5 +57,11 @@ export { validateToolInput } from "./validate-tool-input.js";
 export { findProtoKey, type InputIssue, type InputValidation } from "./input-issues.js";
 export { executeTool, type ExecutionOutcome } from "./execute-tool.js";
 export { defineToolSource, isToolSource, type OpenToolSource, type ToolSource } from "./tool-source.js";
-export { fromAiSdkTools, type AiSdkToolLike, type FromAiSdkToolsOptions } from "./ai-sdk-tools.js";
+export {
+  fromAiSdkTools,
+  type AiSdkClientToolOf,
+  type AiSdkToolLike,
+  type AiSdkToolOutputOf,
+  type FromAiSdkToolsOptions,
+} from "./ai-sdk-tools.js";
 export { ToolCallAbortError, type ToolCallAbortKind } from "./tool-call-abort-error.js";
