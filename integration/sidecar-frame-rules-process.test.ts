@@ -71,7 +71,7 @@ describe("toolrelay-sidecar's error codes, as docs/sidecar.md names them", () =>
       "unknown_frame_type",
       "malformed_frame",
     ]);
-    expect(await host.greet()).toMatchObject({ type: "welcome", version: 1 });
+    expect(await host.greet()).toMatchObject({ type: "welcome", version: 2 });
   });
 
   it("a tool answer for a session that is not open: unknown_session; for no call of an open one: unknown_call; after cancel: silence", async () => {

@@ -55,7 +55,7 @@ describe('docs/sidecar.md, "From a checkout"', () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     try {
       const host = new FrameHost(child.stdin, child.stdout);
-      expect(await host.greet()).toMatchObject({ type: "welcome", version: 1, sidecar: { name: "toolrelay-sidecar" } });
+      expect(await host.greet()).toMatchObject({ type: "welcome", version: 2, sidecar: { name: "toolrelay-sidecar" } });
       host.send({ type: "shutdown" });
       expect(await exited).toBe(0);
       expect(host.frames.at(-1)).toEqual({ type: "goodbye" });

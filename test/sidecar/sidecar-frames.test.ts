@@ -175,14 +175,15 @@ describe("hello and open_session", () => {
       code: "hello_required",
       frame_type: "open_session",
     });
-    expect(await errorAfter(host, () => host.send({ type: "hello", versions: [2, 3] }))).toMatchObject({
+    expect(await errorAfter(host, () => host.send({ type: "hello", versions: [3, 4] }))).toMatchObject({
       code: "unsupported_version",
-      message: expect.stringContaining("2, 3"),
+      message: "this sidecar speaks protocol versions 1, 2; the host offered 3, 4",
     });
-    const welcome = await host.greet();
+    // The highest version both speak.
+    const welcome = await host.greet([1, 2, 3]);
     expect(welcome).toEqual({
       type: "welcome",
-      version: 1,
+      version: 2,
       sidecar: { name: "toolrelay-sidecar", version: expect.any(String) },
       encoding: "json",
       max_frame_bytes: 16 * 1024 * 1024,

@@ -34,7 +34,11 @@ const awkwardInput = {
 
 export function exampleFrames(): ExampleFrame[] {
   return [
-    { direction: "host", name: "hello", frame: { type: "hello", versions: [1], client: { name: "toolrelay-python", version: "0.1.0" } } },
+    {
+      direction: "host",
+      name: "hello",
+      frame: { type: "hello", versions: [1, 2], client: { name: "toolrelay-python", version: "0.1.0" } },
+    },
     {
       direction: "host",
       name: "open_session-local",
@@ -54,6 +58,26 @@ export function exampleFrames(): ExampleFrame[] {
           },
         ],
         options: { mode: "unrestricted", tool_timeout_ms: 30_000, client_info: { name: "my-host", version: "2.0.0" } },
+      },
+    },
+    {
+      direction: "host",
+      name: "open_session-approvals",
+      frame: {
+        type: "open_session",
+        session: "session-3",
+        backend: { kind: "local", url: "ws://127.0.0.1:4500/ws" },
+        agent: { id: "agent-1234" },
+        tools: [
+          {
+            name: "delete_file",
+            description: "Deletes a file of the host",
+            input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+            annotations: { destructiveHint: true },
+            needs_approval: true,
+          },
+        ],
+        options: { approvals: true, approval_timeout_ms: 60_000 },
       },
     },
     {
@@ -122,6 +146,27 @@ export function exampleFrames(): ExampleFrame[] {
       name: "tool_error",
       frame: { type: "tool_error", session: "session-1", call: "call-3", message: "PermissionError: config file is locked" },
     },
+    {
+      direction: "host",
+      name: "approval_response-allow",
+      frame: { type: "approval_response", session: "session-3", approval: "approval-1", allow: true },
+    },
+    {
+      direction: "host",
+      name: "approval_response-allow-updated",
+      frame: {
+        type: "approval_response",
+        session: "session-3",
+        approval: "approval-2",
+        allow: true,
+        updated_input: { path: "notes.txt.bak" },
+      },
+    },
+    {
+      direction: "host",
+      name: "approval_response-deny",
+      frame: { type: "approval_response", session: "session-3", approval: "approval-3", allow: false, message: "Not that file." },
+    },
     { direction: "host", name: "close_session", frame: { type: "close_session", session: "session-1" } },
     { direction: "host", name: "shutdown", frame: { type: "shutdown" } },
     {
@@ -129,7 +174,7 @@ export function exampleFrames(): ExampleFrame[] {
       name: "welcome",
       frame: {
         type: "welcome",
-        version: 1,
+        version: 2,
         sidecar: { name: "toolrelay-sidecar", version: "0.1.0" },
         encoding: "json",
         max_frame_bytes: 16_777_216,
@@ -216,6 +261,55 @@ export function exampleFrames(): ExampleFrame[] {
         call: "call-1",
         reason: "timeout",
         message: "The tool call timed out after 10000 ms.",
+      },
+    },
+    {
+      direction: "sidecar",
+      name: "approval_request-client_tool",
+      frame: {
+        type: "approval_request",
+        session: "session-3",
+        approval: "approval-1",
+        turn: "turn-1",
+        kind: "client_tool",
+        tool: "delete_file",
+        tool_call_id: "call_0",
+        agent_id: "agent-1234",
+        conversation_id: "conv-77aa",
+        input: { path: "notes.txt" },
+        annotations: { destructiveHint: true },
+        idempotency_key: "tr1_k2Vf0l9nVxq3Qd1bq5eC1m6w8Qy0Zk3pT4s7u9x2A4c",
+        timeout_ms: 60_000,
+      },
+    },
+    {
+      direction: "sidecar",
+      name: "approval_request-runtime_tool",
+      frame: {
+        type: "approval_request",
+        session: "session-3",
+        approval: "approval-4",
+        turn: "turn-2",
+        kind: "runtime_tool",
+        tool: "Bash",
+        tool_call_id: "call_1",
+        agent_id: "agent-1234",
+        conversation_id: "conv-77aa",
+        input: { command: "rm -rf build", description: "Remove the build folder" },
+        annotations: {},
+        idempotency_key: null,
+        timeout_ms: 60_000,
+      },
+    },
+    {
+      direction: "sidecar",
+      name: "approval_cancel",
+      frame: {
+        type: "approval_cancel",
+        session: "session-3",
+        approval: "approval-4",
+        reason: "timeout",
+        message: "the approval timed out",
       },
     },
     {

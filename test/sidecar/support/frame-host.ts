@@ -115,10 +115,10 @@ export class FrameHost {
     });
   }
 
-  /** Send `hello` and wait for `welcome`. */
-  async greet(): Promise<AnyFrame> {
+  /** Send `hello` offering `versions` (default: every version this sidecar speaks) and wait for `welcome`. */
+  async greet(versions: readonly number[] = [1, 2]): Promise<AnyFrame> {
     const from = this.frames.length;
-    this.send({ type: "hello", versions: [1] });
+    this.send({ type: "hello", versions });
     return this.next({ type: "welcome" }, { from });
   }
 

@@ -98,10 +98,18 @@ function nullIds(frame: object): { session: string | null; turn: string | null; 
   return { session: ids.session ?? null, turn: ids.turn ?? null, call: ids.call ?? null };
 }
 
-/** The ids of a frame, for diagnostics (never its payload). */
-export function idsOf(frame: object): { session?: string | undefined; turn?: string | undefined; call?: string | undefined } {
-  const ids: { session?: string | undefined; turn?: string | undefined; call?: string | undefined } = {};
+/** The ids a frame may carry. */
+export interface FrameIds {
+  session?: string | undefined;
+  turn?: string | undefined;
+  call?: string | undefined;
+  approval?: string | undefined;
+}
+
+/** The ids of a frame, for diagnostics and the error frames about it (never its payload). */
+export function idsOf(frame: object): FrameIds {
+  const ids: FrameIds = {};
   const fields = frame as Record<string, unknown>;
-  for (const key of ["session", "turn", "call"] as const) if (typeof fields[key] === "string") ids[key] = fields[key];
+  for (const key of ["session", "turn", "call", "approval"] as const) if (typeof fields[key] === "string") ids[key] = fields[key];
   return ids;
 }

@@ -16,9 +16,10 @@ import type { Diagnostics } from "./diagnostics.js";
 import type { BodyCodec } from "./frame-encoding.js";
 import type { FrameReader, FrameReading } from "./frame-reader.js";
 import { idsOf } from "./frame-writer.js";
+import type { HostApprovals } from "./host-approvals.js";
 import type { HostCalls } from "./host-calls.js";
 import { hostFrameSchemas, type HostFrame, type HostFrameType } from "./host-frames.js";
-import { SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
+import { SIDECAR_PROTOCOL_VERSIONS } from "./protocol-values.js";
 import { errorFrame, type ErrorFrameAbout, type SidecarFrame } from "./sidecar-frames.js";
 
 /** The ids a frame carries (for the error frames about it). */
@@ -35,6 +36,8 @@ export interface HostFrameIntakeOptions {
   diagnostics: Diagnostics;
   /** The calls waiting for the host: an invalid answer to one still settles it. */
   hostCalls: HostCalls;
+  /** The approvals waiting for the host: an invalid answer to one denies it. */
+  hostApprovals: HostApprovals;
   /** Write a frame to the host (here: the error frames). */
   send: (frame: SidecarFrame) => void;
   /** Whether the host's `hello` was answered (`welcome`). */
@@ -97,7 +100,7 @@ export class HostFrameIntake {
     if (!Object.hasOwn(hostFrameSchemas, type)) {
       this.#error(
         "unknown_frame_type",
-        `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}`,
+        `unknown frame type ${JSON.stringify(type.slice(0, 64))}; this sidecar speaks protocol versions ${SIDECAR_PROTOCOL_VERSIONS.join(", ")}`,
         { frame_type: null, ...ids },
       );
       return;
@@ -115,11 +118,18 @@ export class HostFrameIntake {
     this.#options.onFrame(parsed.data as HostFrame, ids);
   }
 
-  /** A known frame with a bad shape. A tool answer of a waiting call also settles the call (as a tool error), so nothing hangs. */
+  /**
+   * A known frame with a bad shape. A tool answer of a waiting call also settles the call (as a tool
+   * error), so nothing hangs; an approval answer of a waiting approval denies it (an approval the
+   * host could not state is not one).
+   */
   #invalid(type: string, ids: HostFrameIds, issues: string): void {
     this.#error("invalid_frame", `invalid ${type} frame: ${issues}`, { frame_type: type, ...ids });
     if ((type === "tool_result" || type === "tool_error") && ids.session !== undefined && ids.call !== undefined) {
       this.#options.hostCalls.answer(ids.session, ids.call, { kind: "error", message: `the host sent an invalid ${type} (${issues})` });
+    }
+    if (type === "approval_response" && ids.session !== undefined && ids.approval !== undefined) {
+      this.#options.hostApprovals.answer(ids.session, ids.approval, { allow: false, message: "the host's approval answer was invalid" });
     }
   }
 

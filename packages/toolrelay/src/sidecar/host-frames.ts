@@ -70,6 +70,10 @@ export const hostToolSchema = z.strictObject({
     description:
       "true: the tool may take the name of one of the runtime's own tools (Read, Bash, Write, ...) and replaces it: the model is offered this tool in its place and its calls come to the host. Without it such a name fails open_session with reserved_tool_name. Default false.",
   }),
+  needs_approval: z.boolean().optional().meta({
+    description:
+      "true: every call of the tool is first sent to the host as an approval_request, and runs only when the host's approval_response allows it; denied, the model reads that the user declined it and the tool is not called. Needs options.approvals: true (protocol version 2). Default false.",
+  }),
 });
 export type HostTool = z.infer<typeof hostToolSchema>;
 
@@ -81,6 +85,14 @@ const sessionOptionsSchema = z.strictObject({
   reconnect_grace_ms: z.number().int().optional(),
   turn_stall_probe_ms: z.number().int().optional(),
   client_info: z.strictObject({ name: z.string(), title: z.string().optional(), version: z.string().optional() }).optional(),
+  approvals: z.boolean().optional().meta({
+    description:
+      "true: the host answers approvals — approval_request frames for the calls of its needs_approval tools and for the runtime's own tools (Bash, Write, ...) that the mode does not let run at once. Without it those runtime tool calls are denied and a needs_approval tool fails open_session with invalid_options. Protocol version 2. Default false.",
+  }),
+  approval_timeout_ms: z.number().int().optional().meta({
+    description:
+      "How long an approval_request waits for the host's approval_response, 1000–299000 ms; then it is denied (the model reads that nobody answered) and the host gets approval_cancel. Default 120000.",
+  }),
 });
 export type SidecarSessionOptions = z.infer<typeof sessionOptionsSchema>;
 
@@ -176,6 +188,41 @@ export const toolErrorFrameSchema = z
   });
 export type ToolErrorFrame = z.infer<typeof toolErrorFrameSchema>;
 
+/**
+ * The host's answer to an `approval_request`: allow (optionally with a replaced input) or deny (with
+ * what the model reads). `updated_input` goes only with `allow: true`, `message` only with `allow: false`.
+ */
+export const approvalResponseFrameSchema = z
+  .strictObject({
+    type: z.literal("approval_response"),
+    session: idSchema,
+    approval: idSchema.meta({ description: "The id of the approval_request this answers." }),
+    allow: z.boolean().meta({ description: "true: the call runs; false: it does not." }),
+    message: z
+      .string()
+      .optional()
+      .meta({ description: "With allow: false, the user's words: the model reads them. Default: none (the model reads a plain denial)." }),
+    updated_input: jsonObject(
+      "With allow: true, the input the call runs with instead of the model's (a client tool's call is checked against it again). Default: the model's input.",
+    ).optional(),
+  })
+  .superRefine((frame, context) => {
+    if (frame.allow && frame.message !== undefined)
+      context.addIssue({
+        code: "custom",
+        path: ["message"],
+        message: "message goes with allow: false (the model reads it as the denial's reason)",
+      });
+    if (!frame.allow && frame.updated_input !== undefined)
+      context.addIssue({ code: "custom", path: ["updated_input"], message: "updated_input goes with allow: true" });
+  })
+  .meta({
+    title: "approval_response",
+    description:
+      "host → sidecar. The answer to an `approval_request`: the call runs (allow: true) or the model reads that it was declined.",
+  });
+export type ApprovalResponseFrame = z.infer<typeof approvalResponseFrameSchema>;
+
 /** Closes one session: answered by `session_closed`. */
 export const closeSessionFrameSchema = z.strictObject({ type: z.literal("close_session"), session: idSchema }).meta({
   title: "close_session",
@@ -196,6 +243,7 @@ export const HOST_FRAME_TYPES = [
   "abort",
   "tool_result",
   "tool_error",
+  "approval_response",
   "close_session",
   "shutdown",
 ] as const;
@@ -210,6 +258,7 @@ export const hostFrameSchemas = {
   abort: abortFrameSchema,
   tool_result: toolResultFrameSchema,
   tool_error: toolErrorFrameSchema,
+  approval_response: approvalResponseFrameSchema,
   close_session: closeSessionFrameSchema,
   shutdown: shutdownFrameSchema,
 } as const satisfies Record<HostFrameType, z.ZodType>;

@@ -9,6 +9,8 @@
  * A host tool may take the name of one of the runtime's own tools (`Read`,
  * `Bash`, ...) only when its declaration says `overrides_runtime_tool: true`
  * (`defineTool`'s `overridesRuntimeTool`): it then replaces the runtime's tool.
+ * `needs_approval: true` is `defineTool`'s `needsApproval: true`: the SDK asks
+ * the session's approver (the host, see host-approvals.ts) before each call.
  */
 import { isToolrelayError, ToolrelayError } from "../errors.js";
 import { defineTool, type ClientTool, type JsonSchemaObject, type ToolCallContext, type ToolResult } from "../tools/index.js";
@@ -38,6 +40,7 @@ export function hostClientTools(tools: readonly HostTool[], sessionTimeoutMs: nu
         ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
         ...(tool.timeout_ms === undefined ? {} : { timeoutMs: tool.timeout_ms }),
         ...(tool.overrides_runtime_tool === undefined ? {} : { overridesRuntimeTool: tool.overrides_runtime_tool }),
+        ...(tool.needs_approval === undefined ? {} : { needsApproval: tool.needs_approval }),
         execute: (input, context) => run(tool, input, timeoutMs, context),
       });
     } catch (error) {

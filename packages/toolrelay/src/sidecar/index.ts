@@ -8,7 +8,7 @@
  * @module toolrelay/sidecar
  */
 export { startSidecar, type Sidecar, type SidecarExit, type SidecarOptions } from "./sidecar.js";
-export { DEFAULT_MAX_FRAME_BYTES, SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
+export { DEFAULT_MAX_FRAME_BYTES, SIDECAR_PROTOCOL_VERSION, SIDECAR_PROTOCOL_VERSIONS } from "./protocol-values.js";
 export type { SidecarEncoding } from "./frame-encoding.js";
 export { sidecarProtocolSchemas, type JsonSchemaDocument, type SidecarProtocolSchemas } from "./protocol-schemas.js";
 export { TOOL_OUTCOMES, TURN_FAULTS, type ToolOutcome, type TurnFault } from "./turn-fault.js";

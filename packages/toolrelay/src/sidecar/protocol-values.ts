@@ -11,16 +11,26 @@
 import { z } from "zod/v4";
 import { isJsonObject, type JsonObject } from "../wire/json-object.js";
 
-/** The protocol version this sidecar speaks. A `hello` must offer it. */
-export const SIDECAR_PROTOCOL_VERSION = 1;
+/**
+ * The newest protocol version this sidecar speaks. Version 2 adds approvals (`needs_approval`,
+ * `options.approvals`, `approval_request` / `approval_response` / `approval_cancel`); version 1 is
+ * version 2 without them.
+ */
+export const SIDECAR_PROTOCOL_VERSION = 2;
+
+/** Every protocol version this sidecar speaks, oldest first. A `hello` must offer one of them; the highest shared is chosen. */
+export const SIDECAR_PROTOCOL_VERSIONS: readonly number[] = [1, 2];
+
+/** The first protocol version with approvals. */
+export const APPROVALS_PROTOCOL_VERSION = 2;
 
 /** Largest frame body accepted by default: 16 MiB (`--max-frame-bytes`). */
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
-/** Longest session, turn or call id. */
+/** Longest session, turn, call or approval id. */
 export const MAX_ID_CHARS = 256;
 
-/** A session, turn or call id: 1–256 characters, chosen by the side that starts the thing. */
+/** A session, turn, call or approval id: 1–256 characters, chosen by the side that starts the thing. */
 export const idSchema = z.string().min(1).max(MAX_ID_CHARS);
 
 /**

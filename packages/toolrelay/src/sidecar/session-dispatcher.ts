@@ -3,21 +3,25 @@
  * (shutdown aside, which ends the sidecar). It answers `hello` (the intake
  * refuses every other frame before it, see host-frame-intake.ts), holds the
  * sessions by the host's ids — the open ones and the ones still opening — and
- * routes `open_session`, `send`, `abort`, `close_session` and the tool answers
- * to them. A frame it cannot use is answered with an `error` frame
- * (`hello_repeated`, `unsupported_version`, `session_exists`,
- * `unknown_session`, `turn_exists`, `unknown_call`, or the SDK's code when a
- * session cannot open). A tool answer is matched to its call first: an answer
- * to a call the sidecar cancelled is late and ignored, also once its session
- * is closed; an answer to no call gets `unknown_session` when its session is
- * not open, else `unknown_call`.
+ * routes `open_session`, `send`, `abort`, `close_session` and the tool and
+ * approval answers to them. A frame it cannot use is answered with an `error`
+ * frame (`hello_repeated`, `unsupported_version`, `session_exists`,
+ * `unknown_session`, `turn_exists`, `unknown_call`, `unknown_approval`, or the
+ * SDK's code when a session cannot open). A tool answer is matched to its call
+ * first: an answer to a call the sidecar cancelled is late and ignored, also
+ * once its session is closed; an answer to no call gets `unknown_session` when
+ * its session is not open, else `unknown_call`. An approval answer likewise:
+ * late (after `approval_cancel`) is ignored; one for no waiting approval of its
+ * session — never asked, answered already, or another session's — gets
+ * `unknown_session` when its session is not open, else `unknown_approval`.
  */
 import { isToolrelayError } from "../errors.js";
 import type { Diagnostics } from "./diagnostics.js";
 import type { SidecarEncoding } from "./frame-encoding.js";
+import type { ApprovalAnswerDisposition, HostApprovals } from "./host-approvals.js";
 import type { HostCalls } from "./host-calls.js";
-import type { HostFrame, OpenSessionFrame } from "./host-frames.js";
-import { SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
+import type { ApprovalResponseFrame, HostFrame, OpenSessionFrame } from "./host-frames.js";
+import { SIDECAR_PROTOCOL_VERSIONS } from "./protocol-values.js";
 import { errorFrame, type ErrorFrameAbout, type SidecarFrame } from "./sidecar-frames.js";
 import { SidecarSession } from "./sidecar-session.js";
 import { SIDECAR_VERSION } from "./sidecar-version.js";
@@ -27,6 +31,8 @@ export interface SessionDispatcherOptions {
   send: (frame: SidecarFrame) => void;
   /** The calls waiting for the host's answers. */
   hostCalls: HostCalls;
+  /** The approvals waiting for the host's answers. */
+  hostApprovals: HostApprovals;
   diagnostics: Diagnostics;
   /** The body encoding, told in `welcome`. */
   encoding: SidecarEncoding;
@@ -42,6 +48,8 @@ export type DispatchedHostFrame = Exclude<HostFrame, { type: "shutdown" }>;
 export class SessionDispatcher {
   #options: SessionDispatcherOptions;
   #greeted = false;
+  /** The protocol version agreed in `hello` / `welcome`. */
+  #version = 0;
   #sessions = new Map<string, SidecarSession>();
   /** Sessions still opening, by id: their open promise. */
   #opening = new Map<string, Promise<SidecarSession | undefined>>();
@@ -100,18 +108,20 @@ export class SessionDispatcher {
       this.#error("hello_repeated", "hello was already answered", { frame_type: "hello" });
       return;
     }
-    if (!frame.versions.includes(SIDECAR_PROTOCOL_VERSION)) {
+    const shared = frame.versions.filter((version) => SIDECAR_PROTOCOL_VERSIONS.includes(version));
+    if (shared.length === 0) {
       this.#error(
         "unsupported_version",
-        `this sidecar speaks protocol version ${SIDECAR_PROTOCOL_VERSION}; the host offered ${frame.versions.join(", ")}`,
+        `this sidecar speaks protocol versions ${SIDECAR_PROTOCOL_VERSIONS.join(", ")}; the host offered ${frame.versions.join(", ")}`,
         { frame_type: "hello" },
       );
       return;
     }
     this.#greeted = true;
+    this.#version = Math.max(...shared);
     this.#options.send({
       type: "welcome",
-      version: SIDECAR_PROTOCOL_VERSION,
+      version: this.#version,
       sidecar: { name: "toolrelay-sidecar", version: SIDECAR_VERSION },
       encoding: this.#options.encoding,
       max_frame_bytes: this.#options.maxFrameBytes,
@@ -144,6 +154,10 @@ export class SessionDispatcher {
         return;
       }
     }
+    if (frame.type === "approval_response") {
+      this.#approvalResponse(frame);
+      return;
+    }
     const session = this.#sessions.get(frame.session);
     if (session === undefined) {
       this.#unknownSession(frame.type, frame.session, { turn: "turn" in frame ? (frame.turn ?? null) : null });
@@ -171,8 +185,29 @@ export class SessionDispatcher {
     }
   }
 
+  /** The host's answer to an approval: settles it, is ignored (late), or gets an error frame naming why it was not used. */
+  #approvalResponse(frame: ApprovalResponseFrame): void {
+    const { session, approval } = frame;
+    const answer = {
+      allow: frame.allow,
+      ...(frame.message === undefined ? {} : { message: frame.message }),
+      ...(frame.updated_input === undefined ? {} : { updated_input: frame.updated_input }),
+    };
+    const disposition: ApprovalAnswerDisposition = this.#options.hostApprovals.answer(session, approval, answer);
+    if (disposition === "answered") return;
+    if (disposition === "late") return void this.#options.diagnostics.log("late-approval", { session, approval });
+    if (!this.#sessions.has(session)) return void this.#unknownSession("approval_response", session, { approval });
+    const why =
+      disposition === "repeated"
+        ? `approval ${approval} of session ${session} was answered already; the first answer stands`
+        : disposition === "other-session"
+          ? `approval ${approval} is not of session ${session}; answer it with the session of its approval_request`
+          : `no approval ${approval} is waiting in session ${session}`;
+    this.#error("unknown_approval", why, { frame_type: "approval_response", session, approval });
+  }
+
   /** `unknown_session` for a frame addressed to a session that is not open (or still opening). */
-  #unknownSession(frameType: string, session: string, about: Pick<ErrorFrameAbout, "turn" | "call">): void {
+  #unknownSession(frameType: string, session: string, about: Pick<ErrorFrameAbout, "turn" | "call" | "approval">): void {
     const why = this.#opening.has(session) ? "is still opening: wait for session_opened" : "is not open";
     this.#error("unknown_session", `session ${session} ${why}`, { frame_type: frameType, session, ...about });
   }
@@ -187,6 +222,8 @@ export class SessionDispatcher {
     const opening = SidecarSession.open(frame, {
       send,
       hostCalls: this.#options.hostCalls,
+      hostApprovals: this.#options.hostApprovals,
+      version: this.#version,
       diagnostics,
       maxInputBytes: Math.min(1_048_576, Math.floor(this.#options.maxFrameBytes / 2)),
       onLinkClosed: (session) => {

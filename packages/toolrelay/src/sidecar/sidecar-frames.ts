@@ -5,7 +5,7 @@
  * host should ignore fields it does not know (later versions may add some).
  */
 import { z } from "zod/v4";
-import { cancelReasonSchema, idSchema, SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
+import { annotationsSchema, cancelReasonSchema, idSchema, SIDECAR_PROTOCOL_VERSION } from "./protocol-values.js";
 import { toolOutcomeSchema, turnFaultSchema } from "./turn-fault.js";
 import { SIDECAR_ENCODINGS } from "./frame-encoding.js";
 
@@ -130,6 +130,54 @@ export const cancelFrameSchema = z
       "sidecar → host. Stop working on a call: it timed out, was cancelled (abort, close) or abandoned (link lost). A later answer to it is ignored.",
   });
 
+/** Whose tool an approval is about: a host tool with `needs_approval`, or one of the runtime's own (Bash, Write, ...). */
+export const approvalKindSchema = z.enum(["client_tool", "runtime_tool"]);
+export type SidecarApprovalKind = z.infer<typeof approvalKindSchema>;
+
+export const approvalRequestFrameSchema = z
+  .strictObject({
+    type: z.literal("approval_request"),
+    session: idSchema,
+    approval: idSchema.meta({ description: "The sidecar's id for this approval; answer with it." }),
+    turn: idSchema.nullable().meta({ description: "The running turn, if any." }),
+    kind: approvalKindSchema.meta({
+      description:
+        "client_tool: a call of one of the host's needs_approval tools; runtime_tool: a call of one of the runtime's own tools (Bash, Write, ...) that the session's mode does not let run at once.",
+    }),
+    tool: z.string(),
+    tool_call_id: z.string().nullable().meta({ description: "The model's id of the call; null when the runtime gave none." }),
+    agent_id: z.string(),
+    conversation_id: z.string(),
+    input: z.unknown().meta({ description: "The call's input as the runtime sent it." }),
+    annotations: annotationsSchema.meta({ description: "A host tool's annotations as declared; {} for a runtime tool." }),
+    idempotency_key: z
+      .string()
+      .nullable()
+      .meta({ description: "A client tool call's idempotency key (the same for every re-delivery of the call); null for a runtime tool." }),
+    timeout_ms: z
+      .number()
+      .int()
+      .meta({ description: "How long the sidecar waits for the answer (the session's approval_timeout_ms); then the call is denied." }),
+  })
+  .meta({
+    title: "approval_request",
+    description: "sidecar → host. May this call run? Answer `approval_response` with the same approval id.",
+  });
+
+export const approvalCancelFrameSchema = z
+  .strictObject({
+    type: z.literal("approval_cancel"),
+    session: idSchema,
+    approval: idSchema,
+    reason: cancelReasonSchema,
+    message: z.string(),
+  })
+  .meta({
+    title: "approval_cancel",
+    description:
+      "sidecar → host. Stop asking: the approval is moot (it waited past its timeout_ms and was denied, the turn was aborted, the session closed). A later answer to it is ignored.",
+  });
+
 export const sessionClosedFrameSchema = z
   .strictObject({
     type: z.literal("session_closed"),
@@ -153,6 +201,7 @@ export const SIDECAR_ERROR_CODES = [
   "unknown_session",
   "turn_exists",
   "unknown_call",
+  "unknown_approval",
   "shutting_down",
   "internal",
 ] as const;
@@ -168,6 +217,7 @@ export const errorFrameSchema = z
     session: idSchema.nullable(),
     turn: idSchema.nullable(),
     call: idSchema.nullable(),
+    approval: idSchema.optional().meta({ description: "The approval this is about (an approval_response's), only then." }),
   })
   .meta({
     title: "error",
@@ -188,6 +238,8 @@ export const SIDECAR_FRAME_TYPES = [
   "turn_end",
   "tool_call",
   "cancel",
+  "approval_request",
+  "approval_cancel",
   "session_closed",
   "error",
   "goodbye",
@@ -203,6 +255,8 @@ export const sidecarFrameSchemas = {
   turn_end: turnEndFrameSchema,
   tool_call: toolCallFrameSchema,
   cancel: cancelFrameSchema,
+  approval_request: approvalRequestFrameSchema,
+  approval_cancel: approvalCancelFrameSchema,
   session_closed: sessionClosedFrameSchema,
   error: errorFrameSchema,
   goodbye: goodbyeFrameSchema,
@@ -217,6 +271,8 @@ export interface ErrorFrameAbout {
   session?: string | null | undefined;
   turn?: string | null | undefined;
   call?: string | null | undefined;
+  /** Set only for an error about an approval. */
+  approval?: string | undefined;
 }
 
 /** An `error` frame; whatever `about` leaves out is `null`. */
@@ -229,5 +285,6 @@ export function errorFrame(code: string, message: string, about: ErrorFrameAbout
     session: about.session ?? null,
     turn: about.turn ?? null,
     call: about.call ?? null,
+    ...(about.approval === undefined ? {} : { approval: about.approval }),
   };
 }

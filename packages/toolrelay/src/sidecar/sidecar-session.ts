@@ -6,6 +6,7 @@
  * The turn's state (its id, whether the host aborted it, its client tool
  * calls) lives in one `RunningTurn` record.
  */
+import { DEFAULT_CALL_LIMITS } from "../calls/index.js";
 import { isToolrelayError, ToolrelayError } from "../errors.js";
 import { createSession } from "../session/create-session.js";
 import type { Session } from "../session/session.js";
@@ -13,9 +14,11 @@ import type { SessionOptions } from "../session/session-options.js";
 import type { Turn } from "../session/turn.js";
 import type { CloudEnvironmentSelector } from "../backends/cloud-environment.js";
 import type { Diagnostics } from "./diagnostics.js";
+import type { HostApprovals } from "./host-approvals.js";
 import type { HostCalls } from "./host-calls.js";
 import type { OpenSessionFrame, SendFrame, SidecarBackend } from "./host-frames.js";
 import { hostClientTools } from "./host-tools.js";
+import { APPROVALS_PROTOCOL_VERSION } from "./protocol-values.js";
 import type { SidecarFrame } from "./sidecar-frames.js";
 import { toolOutcomeOf, turnFault, type ToolOutcome, type TurnEnding } from "./turn-fault.js";
 import { wireTurnEvent } from "./wire-turn-event.js";
@@ -34,6 +37,10 @@ interface RunningTurn {
 export interface SidecarSessionParts {
   send(frame: SidecarFrame): void;
   hostCalls: HostCalls;
+  /** The approvals waiting for the host's answers (sessions whose host said `approvals: true`). */
+  hostApprovals: HostApprovals;
+  /** The protocol version agreed in `hello` / `welcome`: approvals need 2. */
+  version: number;
   diagnostics: Diagnostics;
   /** Largest `max_input_bytes` a session may ask for (a tool call must fit in one frame). */
   maxInputBytes: number;
@@ -65,6 +72,7 @@ export class SidecarSession {
         `options.max_input_bytes: at most ${parts.maxInputBytes} with this sidecar's frame limit (a tool call must fit in one frame)`,
       );
     }
+    checkApprovals(frame, parts.version);
     let self: SidecarSession | undefined;
     const tools = hostClientTools(frame.tools, frame.options?.tool_timeout_ms, (tool, input, timeoutMs, context) =>
       parts.hostCalls.run({
@@ -79,7 +87,18 @@ export class SidecarSession {
         },
       }),
     );
-    const session = await createSession(sessionOptions(frame, tools, parts.maxInputBytes));
+    const approvalTimeoutMs = frame.options?.approval_timeout_ms ?? DEFAULT_CALL_LIMITS.approvalTimeoutMs;
+    const canUseTool: SessionOptions["canUseTool"] =
+      frame.options?.approvals === true
+        ? (request) =>
+            parts.hostApprovals.ask({
+              session: id,
+              turn: self === undefined ? null : (self.#turn?.id ?? null),
+              timeoutMs: approvalTimeoutMs,
+              request,
+            })
+        : undefined;
+    const session = await createSession(sessionOptions(frame, tools, parts.maxInputBytes, canUseTool));
     self = new SidecarSession(id, session, parts);
     self.#listen();
     return self;
@@ -181,6 +200,8 @@ export class SidecarSession {
     const verdict = turnFault(ending, turn.calls);
     const result = ending.kind === "finished" ? ending.result : undefined;
     this.#parts.diagnostics.log("turn-end", { session: this.id, turn: turn.id, fault: verdict.fault, stop: result?.stopReason });
+    // The turn is over before the host reads its turn_end: a `send` right after it starts the next turn, not turn_in_progress.
+    if (this.#turn === turn) this.#turn = undefined;
     this.#parts.send({
       type: "turn_end",
       session: this.id,
@@ -210,14 +231,46 @@ export class SidecarSession {
         this.#parts.diagnostics.log("close-failed", { session: this.id, code: isToolrelayError(error) ? error.code : "unknown" });
       });
       this.#parts.hostCalls.abandon("the session was closed", this.id);
+      this.#parts.hostApprovals.abandon("the session was closed", this.id);
       await turn?.ended;
     })();
     return this.#closing;
   }
 }
 
+/**
+ * Approvals need protocol version 2, and a `needs_approval` tool needs a host that answers them
+ * (`options.approvals: true`). Throws `INVALID_OPTIONS` naming the protocol's fields.
+ */
+function checkApprovals(frame: OpenSessionFrame, version: number): void {
+  const options = frame.options ?? {};
+  const asking = frame.tools.flatMap((tool, index) => (tool.needs_approval === true ? [`tools[${index}] "${tool.name}"`] : []));
+  if (version < APPROVALS_PROTOCOL_VERSION) {
+    const used = [
+      ...(options.approvals === undefined ? [] : ["options.approvals"]),
+      ...(options.approval_timeout_ms === undefined ? [] : ["options.approval_timeout_ms"]),
+      ...frame.tools.flatMap((tool, index) => (tool.needs_approval === undefined ? [] : [`tools[${index}].needs_approval`])),
+    ];
+    if (used.length > 0)
+      throw new ToolrelayError(
+        "INVALID_OPTIONS",
+        `${used.join(", ")}: approvals need protocol version ${APPROVALS_PROTOCOL_VERSION}; this host and sidecar agreed on version ${version} in hello/welcome`,
+      );
+  }
+  if (asking.length > 0 && options.approvals !== true)
+    throw new ToolrelayError(
+      "INVALID_OPTIONS",
+      `${asking.join(", ")}: "needs_approval": true needs a host that answers approvals; set "approvals": true in open_session's options and answer each approval_request with approval_response`,
+    );
+}
+
 /** The SDK's session options for an `open_session` frame. Only what the host handed over: no credential is read from anywhere else. */
-function sessionOptions(frame: OpenSessionFrame, tools: SessionOptions["tools"], maxInputBytes: number): SessionOptions {
+function sessionOptions(
+  frame: OpenSessionFrame,
+  tools: SessionOptions["tools"],
+  maxInputBytes: number,
+  canUseTool: SessionOptions["canUseTool"],
+): SessionOptions {
   const options = frame.options ?? {};
   return {
     backend: backendOptions(frame.backend),
@@ -229,6 +282,8 @@ function sessionOptions(frame: OpenSessionFrame, tools: SessionOptions["tools"],
     ...(options.request_timeout_ms === undefined ? {} : { requestTimeoutMs: options.request_timeout_ms }),
     ...(options.reconnect_grace_ms === undefined ? {} : { reconnectGraceMs: options.reconnect_grace_ms }),
     ...(options.turn_stall_probe_ms === undefined ? {} : { turnStallProbeMs: options.turn_stall_probe_ms }),
+    ...(options.approval_timeout_ms === undefined ? {} : { approvalTimeoutMs: options.approval_timeout_ms }),
+    ...(canUseTool === undefined ? {} : { canUseTool }),
     maxInputBytes: options.max_input_bytes ?? maxInputBytes,
     clientInfo: options.client_info ?? { name: "toolrelay-sidecar" },
   };

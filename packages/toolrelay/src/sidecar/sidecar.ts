@@ -18,6 +18,7 @@ import { createDiagnostics, type Diagnostics } from "./diagnostics.js";
 import { bodyCodec, type SidecarEncoding } from "./frame-encoding.js";
 import { FrameReader } from "./frame-reader.js";
 import { FrameWriter } from "./frame-writer.js";
+import { HostApprovals } from "./host-approvals.js";
 import { HostCalls } from "./host-calls.js";
 import { HostFrameIntake, type HostFrameIds } from "./host-frame-intake.js";
 import type { HostFrame } from "./host-frames.js";
@@ -74,6 +75,7 @@ class SidecarCore implements Sidecar {
   #intake: HostFrameIntake;
   #writer: FrameWriter;
   #hostCalls: HostCalls;
+  #hostApprovals: HostApprovals;
   #dispatcher: SessionDispatcher;
   #stopping: Promise<SidecarExit> | undefined;
   #onData = (chunk: Buffer): void => this.#intake.push(chunk);
@@ -95,11 +97,13 @@ class SidecarCore implements Sidecar {
     });
     const send = (frame: SidecarFrame): void => this.#writer.write(frame);
     this.#hostCalls = new HostCalls(send);
+    this.#hostApprovals = new HostApprovals(send);
     this.#intake = new HostFrameIntake({
       reader,
       codec,
       diagnostics: this.#diagnostics,
       hostCalls: this.#hostCalls,
+      hostApprovals: this.#hostApprovals,
       send,
       greeted: () => this.#dispatcher.greeted,
       onFrame: (frame, ids) => this.#onFrame(frame, ids),
@@ -107,6 +111,7 @@ class SidecarCore implements Sidecar {
     this.#dispatcher = new SessionDispatcher({
       send,
       hostCalls: this.#hostCalls,
+      hostApprovals: this.#hostApprovals,
       diagnostics: this.#diagnostics,
       encoding: codec.encoding,
       maxFrameBytes: reader.maxFrameBytes,
@@ -149,6 +154,7 @@ class SidecarCore implements Sidecar {
       sessions: this.#dispatcher.sessionCount,
       opening: this.#dispatcher.openingCount,
       pending_calls: this.#hostCalls.pendingCount,
+      pending_approvals: this.#hostApprovals.pendingCount,
     });
     const input = this.#options.input;
     input.off("data", this.#onData);
@@ -157,6 +163,7 @@ class SidecarCore implements Sidecar {
     if (reason === "host_gone") {
       // Nobody will answer: the calls are settled now, not at their deadlines.
       this.#hostCalls.abandon("the host is gone");
+      this.#hostApprovals.abandon("the host is gone");
       await this.#withDeadline(closing, this.#options.closeDeadlineMs ?? 800);
     } else {
       await closing;

@@ -40,6 +40,7 @@ export const TOOL_OUTCOMES = [
   "cancelled",
   "disconnected",
   "busy",
+  "denied",
 ] as const;
 /** How one client tool call ended (`turn_end.tool_calls[].outcome`). */
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
@@ -85,7 +86,8 @@ export function turnFault(ending: TurnEnding, calls: readonly TurnToolCall[]): F
       verdicts.push({ fault: "link_lost", message: `the call to ${call.tool} was abandoned: the link to the runtime was lost` });
     else if (call.outcome === "timeout")
       verdicts.push({ fault: "tool_timeout", message: `${call.tool} passed its deadline; its effects are unknown` });
-    else if (call.outcome !== "ok" && call.outcome !== "cancelled")
+    // denied: the host's own answer (or its silence) kept the call from running; the model read why. Not a fault.
+    else if (call.outcome !== "ok" && call.outcome !== "cancelled" && call.outcome !== "denied")
       verdicts.push({ fault: "tool_error", message: `${call.tool} ended as ${call.outcome}` });
   }
   if (result.stopReason !== "end_turn")
