@@ -142,6 +142,11 @@ describe("bridge options", () => {
       { ...base, backend: cloud },
       /toolExecution "client" needs an empty workspace/,
     ],
+    [
+      "runtime-owned tools in the default mode with no canUseTool (every runtime call would be denied)",
+      { ...base, toolExecution: "runtime" },
+      /toolExecution "runtime" has the agent work with the runtime's own tools \(Bash, Read, Write, \.\.\.\), and the default mode \("strict"\) denies every call of them without a canUseTool: set session\.mode/,
+    ],
     ["a result timeout past the runtime's 300 s", { ...base, toolResultTimeoutMs: 300_001 }, /toolResultTimeoutMs: must be at most 300000/],
     ["an unknown option", { ...base, maxThread: 3 } as OpenAiBridgeOptions, /"maxThread" is not an option/],
     [
@@ -157,6 +162,17 @@ describe("bridge options", () => {
     ],
   ])("refuses %s with INVALID_OPTIONS before anything starts", async (_name, options, message) => {
     await expect(startOpenAiBridge(options)).rejects.toMatchObject({ code: "INVALID_OPTIONS", message: expect.stringMatching(message) });
+  });
+
+  it("accepts runtime-owned tools once the mode or a canUseTool is named", async () => {
+    for (const session of [
+      { mode: "unrestricted" as const },
+      { mode: "standard" as const },
+      { canUseTool: () => ({ behavior: "allow" as const }) },
+    ]) {
+      const bridge = await startOpenAiBridge({ ...base, toolExecution: "runtime", session });
+      await bridge.close();
+    }
   });
 
   it("accepts any backend kind createSession accepts, with the workspace stated", async () => {

@@ -99,6 +99,10 @@ describe("toolrelay-openai arguments", () => {
     [["--spawn", "--agent-id", "a", "--max-threads", "many"], /--max-threads must be a non-negative integer/],
     [["--spawn", "--agent-id", "a", "--tool-execution", "both"], /--tool-execution must be client or runtime/],
     [["--spawn", "--agent-id", "a", "--mode", "yolo"], /--mode must be one of standard, acceptEdits, unrestricted, strict/],
+    [
+      ["--spawn", "--agent-id", "a", "--tool-execution", "runtime"],
+      /--tool-execution runtime needs --mode: the default \(strict\) denies every call of the runtime's own tools/,
+    ],
     [["--backend-json", "{oops", "--agent-id", "a"], /--backend-json is not valid JSON/],
     [["--spawn", "--agent-id", "a", "--api-keys-file", "/nonexistent/keys"], /cannot read --api-keys-file \/nonexistent\/keys: ENOENT/],
     [["--spawn", "--agent-id", "a", "--colour"], /Unknown option '--colour'/],

@@ -46,7 +46,8 @@ export interface OpenAiBridgeOptions {
    * Who runs the tools a request declares. `"client"` (default): the request's `tools` become the
    * session's client tools and the agent's calls to them are returned to the client as
    * `tool_calls`; the runtime works in an empty scratch directory (see `workspace`). `"runtime"`:
-   * the request's `tools` are ignored and the agent works with its own tools in `workspace`.
+   * the request's `tools` are ignored and the agent works with its own tools in `workspace`; it
+   * needs `session.mode` or `session.canUseTool` (the default mode denies those tools).
    */
   toolExecution?: ToolExecution | undefined;
   /**
@@ -109,7 +110,13 @@ export interface OpenAiBridgeOptions {
   threadKeys?: ThreadKeySources | undefined;
   /** Sent as an SSE comment while a streamed answer is silent this long, in ms; `0` disables. Default 15,000. */
   keepAliveMs?: number | undefined;
-  /** Everything else each thread's `createSession` gets (mode, canUseTool, timeouts, ...). Default `{}`. */
+  /**
+   * Everything else each thread's `createSession` gets (mode, canUseTool, timeouts, ...). Default
+   * `{}`: the session's default mode, `"strict"`, where the runtime asks before every call and,
+   * with no `canUseTool`, each call of the runtime's own tools (Bash, Read, Write, ...) is denied
+   * while the client's tools run. `toolExecution: "runtime"` needs `mode` or `canUseTool` here
+   * (refused otherwise: the agent could run none of its tools).
+   */
   session?: BridgeSessionOptions | undefined;
   /** Called with errors the bridge handled but a caller may want to see (a session's `error` events, ...). Default: none. */
   onError?: ((error: Error, context: { threadId?: string | undefined }) => void) | undefined;

@@ -18,6 +18,7 @@ import {
 import manifest from "../../package.json" with { type: "json" };
 import type { AgentOptions, BackendOptions, PermissionMode } from "../session/session-options.js";
 import { permissionModeSchema } from "../wire/runtime-frames.js";
+import { DEFAULT_PERMISSION_MODE } from "../internal/permission-modes.js";
 import type { OpenAiBridgeOptions } from "./bridge-options.js";
 import { checkBridgeUpstream } from "./check-upstream.js";
 import { startOpenAiBridge, type OpenAiBridge } from "./openai-bridge.js";
@@ -89,7 +90,11 @@ export const OPENAI_COMMAND: CliCommand = {
         "model-id": { type: "string", value: "<id>", help: "the model id clients name (default letta-code)" },
         "tool-execution": { type: "string", value: "<who>", help: "client (default) | runtime" },
         workspace: { type: "string", value: "<where>", help: "isolated | runtime | <directory>" },
-        mode: { type: "string", value: "<mode>", help: `the runtime's permission mode: ${PERMISSION_MODES.join(" | ")}` },
+        mode: {
+          type: "string",
+          value: "<mode>",
+          help: `the runtime's permission mode: ${PERMISSION_MODES.join(" | ")} (default ${DEFAULT_PERMISSION_MODE}: the runtime's own tools are denied, the client's run; --tool-execution runtime needs one)`,
+        },
         "tool-nudge": { type: "string", value: "<text>", help: "the instruction added to new user messages when the client has tools" },
         "no-tool-nudge": { type: "boolean", help: "add none" },
         "thread-header": { type: "string", value: "<name>", help: `header that names a thread (default ${THREAD_HEADER}; "none": off)` },
@@ -135,6 +140,11 @@ export function bridgeOptionsOf(args: CliArguments, env: NodeJS.ProcessEnv = pro
     const known = PERMISSION_MODES.find((candidate) => candidate === mode);
     if (known === undefined) throw new CliUsageError(`--mode must be one of ${PERMISSION_MODES.join(", ")}`);
     options.session = { mode: known };
+  } else if (options.toolExecution === "runtime") {
+    // The bridge would refuse it too, but only after the upstream check: a usage error is sooner.
+    throw new CliUsageError(
+      `--tool-execution runtime needs --mode: the default (${DEFAULT_PERMISSION_MODE}) denies every call of the runtime's own tools (unrestricted: they run unasked; standard: the read-only ones run)`,
+    );
   }
   if (args.flag("no-tool-nudge")) options.toolNudge = false;
   else if (args.has("tool-nudge")) options.toolNudge = args.text("tool-nudge");

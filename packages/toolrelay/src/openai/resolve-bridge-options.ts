@@ -5,6 +5,7 @@
  */
 import { z } from "zod/v4";
 import { ToolrelayError } from "../errors.js";
+import { DEFAULT_PERMISSION_MODE } from "../internal/permission-modes.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
 import { validateSessionOptions } from "../session/validate-session-options.js";
 import type { AgentOptions, BackendOptions } from "../session/session-options.js";
@@ -100,6 +101,12 @@ export function resolveBridgeOptions(options: OpenAiBridgeOptions): ResolvedBrid
   validateSessionOptions({ ...session, backend, agent });
 
   const toolExecution = own.toolExecution ?? "client";
+  if (toolExecution === "runtime" && session.mode === undefined && session.canUseTool === undefined) {
+    throw invalid(
+      `toolExecution "runtime" has the agent work with the runtime's own tools (Bash, Read, Write, ...), and the default mode ("${DEFAULT_PERMISSION_MODE}") denies every call of them without a canUseTool: ` +
+        'set session.mode ("unrestricted": they run unasked; "standard": the read-only ones run, the rest are denied) or session.canUseTool',
+    );
+  }
   const workspace = own.workspace ?? defaultWorkspace(backend, toolExecution);
   if (workspace === "isolated" && backend.kind !== "local") {
     throw invalid(
