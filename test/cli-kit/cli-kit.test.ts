@@ -182,26 +182,31 @@ describe("describeError", () => {
 });
 
 describe("the API keys file", () => {
-  it("one format: <key> or <tenant> <key>, blank lines and # comments skipped, spaces around words ignored", () => {
+  it("one format: <key>, <tenant> <key> (both roles) or <tenant> listener|sdk <key>, blank lines and # comments skipped, spaces around words ignored", () => {
     const file = join(folder, "keys");
     writeFileSync(
       file,
-      "# keys\nsolo-1\n\n  team-a   key-a1  \r\nteam-b key-b\nteam-a key-a2\n__proto__ key-p\n   # indented comment\nsolo-2\n",
+      "# keys\nsolo-1\n\n  team-a   key-a1  \r\nteam-b key-b\nteam-a key-a2\n__proto__ key-p\n   # indented comment\nsolo-2\n" +
+        "team-c listener key-c-listener\nteam-c  sdk  key-c-app\nteam-c sdk key-c-listener\n",
     );
     const keys = readApiKeysFile(file);
     expect(keys.apiKeys).toEqual(["solo-1", "solo-2"]);
     expect(Object.entries(keys.tenants)).toEqual([
-      ["team-a", ["key-a1", "key-a2"]],
-      ["team-b", ["key-b"]],
-      ["__proto__", ["key-p"]],
+      ["team-a", { listener: ["key-a1", "key-a2"], sdk: ["key-a1", "key-a2"] }],
+      ["team-b", { listener: ["key-b"], sdk: ["key-b"] }],
+      ["__proto__", { listener: ["key-p"], sdk: ["key-p"] }],
+      ["team-c", { listener: ["key-c-listener"], sdk: ["key-c-app", "key-c-listener"] }],
     ]);
-    expect(allApiKeys(keys)).toEqual(["solo-1", "solo-2", "key-a1", "key-a2", "key-b", "key-p"]);
+    expect(allApiKeys(keys)).toEqual(["solo-1", "solo-2", "key-a1", "key-a2", "key-b", "key-p", "key-c-listener", "key-c-app"]);
   });
 
-  it("a line of three words is named by its number, never its text; a missing file by its path and code", () => {
+  it("a line of three words without a role, or of four, is named by its number, never its text; a missing file by its path and code", () => {
+    const forms = '"<key>", "<tenant> <key>" or "<tenant> listener|sdk <key>"';
     const file = join(folder, "bad-keys");
     writeFileSync(file, "team-a key-a1\nthree words here-secret\n");
-    expect(() => readApiKeysFile(file)).toThrow(new CliUsageError(`${file} line 2: expected "<key>" or "<tenant> <key>"`));
+    expect(() => readApiKeysFile(file)).toThrow(new CliUsageError(`${file} line 2: expected ${forms}`));
+    writeFileSync(file, "team-a sdk key-a1\nteam-a sdk key-a2 here-secret\n");
+    expect(() => readApiKeysFile(file)).toThrow(new CliUsageError(`${file} line 2: expected ${forms}`));
     const missing = join(folder, "missing");
     expect(() => readApiKeysFile(missing)).toThrow(new CliUsageError(`cannot read --api-keys-file ${missing}: ENOENT`));
   });

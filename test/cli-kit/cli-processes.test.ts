@@ -129,7 +129,7 @@ describe("the API keys file", PROCESS_TEST, () => {
       ["toolrelay-openai", bridge],
     ] as const) {
       expect(run.exitCode).toBe(2);
-      expect(run.stderr).toContain(`${name}: ${file} line 2: expected "<key>" or "<tenant> <key>"`);
+      expect(run.stderr).toContain(`${name}: ${file} line 2: expected "<key>", "<tenant> <key>" or "<tenant> listener|sdk <key>"`);
       expect(run.stderr).not.toContain("sk-secret");
     }
   });

@@ -208,25 +208,28 @@ describe("bind and secrets", () => {
 });
 
 describe("helpers", () => {
-  it("finds a key's tenant by digest, and knows a relay without keys", () => {
+  it("finds a key's tenant and roles by digest, and knows a relay without keys", () => {
     const limits = { environment: 1, session: 1, outstandingCall: 1, sandbox: 1, unackedBytes: 1024 };
     const directory = new TenantDirectory(
       new Map([
-        ["alpha", "team-a"],
-        ["beta", "team-b"],
-        ["gamma", "team-a"],
+        ["alpha", { tenant: "team-a", roles: ["listener"] as const }],
+        ["beta", { tenant: "team-b", roles: ["listener", "sdk"] as const }],
+        ["gamma", { tenant: "team-a", roles: ["sdk"] as const }],
       ]),
       limits,
       silentRelayLogger,
     );
     expect(directory.requiresKeys).toBe(true);
     expect(directory.match("beta")?.tenant.name).toBe("team-b");
+    expect(directory.match("alpha")?.roles).toEqual(["listener"]);
+    expect(directory.match("gamma")?.roles).toEqual(["sdk"]);
     expect(directory.match("gamma")?.tenant).toBe(directory.match("alpha")?.tenant);
     expect(directory.match("gamma")?.keyId).not.toBe(directory.match("alpha")?.keyId);
     expect(directory.match("bet")).toBeUndefined();
     const open = new TenantDirectory(new Map(), limits, silentRelayLogger);
     expect(open.requiresKeys).toBe(false);
     expect(open.anonymous?.tenant.name).toBe("default");
+    expect(open.anonymous?.roles).toEqual(["listener", "sdk"]);
   });
 
   it("parses Host headers", () => {

@@ -99,14 +99,18 @@ describe("relay CLI", () => {
     expect(() => parseRelayCliArguments(["--bogus"])).toThrow(CliUsageError);
   });
 
-  it("reads tenants from the keys file and every bound from its flag; a malformed line is named by its number only", () => {
+  it("reads tenants and key roles from the keys files and every bound from its flag; a malformed line is named by its number only", () => {
     const folder = mkdtempSync(join(tmpdir(), "relay-cli-"));
     folders.push(folder);
     const file = join(folder, "keys");
-    writeFileSync(file, "# team a\nteam-a key-a1\nteam-a   key-a2\nsolo-key\nteam-b key-b\n");
+    writeFileSync(file, "# team a\nteam-a key-a1\nteam-a   key-a2\nsolo-key\nteam-b key-b\nteam-c listener key-c-listener\n");
+    const second = join(folder, "more-keys");
+    writeFileSync(second, "team-c sdk key-c-app\nteam-b sdk key-b-app\n");
     const options = parseRelayCliArguments([
       "--api-keys-file",
       file,
+      "--api-keys-file",
+      second,
       "--max-unacked-bytes",
       "1048576",
       "--handshake-timeout-ms",
@@ -115,7 +119,11 @@ describe("relay CLI", () => {
     ]);
     expect(options).toMatchObject({
       apiKeys: ["solo-key"],
-      tenants: { "team-a": ["key-a1", "key-a2"], "team-b": ["key-b"] },
+      tenants: {
+        "team-a": { listener: ["key-a1", "key-a2"], sdk: ["key-a1", "key-a2"] },
+        "team-b": { listener: ["key-b"], sdk: ["key-b", "key-b-app"] },
+        "team-c": { listener: ["key-c-listener"], sdk: ["key-c-app"] },
+      },
       maxUnackedBytes: 1_048_576,
       handshakeTimeoutMs: 2_000,
       respondToJsonPings: false,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { silentRelayLogger } from "../../packages/relay/src/relay-options.js";
-import { buildKeyTenants, resolveRelayOptions } from "../../packages/relay/src/resolve-relay-options.js";
+import { buildRelayKeys, tenantsWithSharedRoles } from "../../packages/relay/src/relay-keys.js";
+import { resolveRelayOptions } from "../../packages/relay/src/resolve-relay-options.js";
 import { Tenant, type UnackedHolder } from "../../packages/relay/src/tenant.js";
 
 function holder(bytes: number, onCut: () => void): UnackedHolder & { bytes: number } {
@@ -17,30 +18,69 @@ function holder(bytes: number, onCut: () => void): UnackedHolder & { bytes: numb
 
 describe("tenants from options", () => {
   it("one key is one tenant; tenants group keys; a key in two tenants is refused", () => {
-    expect(buildKeyTenants({ apiKeys: ["a", "b"] })).toEqual(
+    const both = ["listener", "sdk"];
+    expect(buildRelayKeys({ apiKeys: ["a", "b"] })).toEqual(
       new Map([
-        ["a", "key-1"],
-        ["b", "key-2"],
+        ["a", { tenant: "key-1", roles: both }],
+        ["b", { tenant: "key-2", roles: both }],
       ]),
     );
-    expect(buildKeyTenants({ apiKeys: ["a", "c"], tenants: { team: ["a", "b"] } })).toEqual(
+    expect(buildRelayKeys({ apiKeys: ["a", "c"], tenants: { team: ["a", "b"] } })).toEqual(
       new Map([
-        ["a", "team"],
-        ["b", "team"],
-        ["c", "key-2"],
+        ["a", { tenant: "team", roles: both }],
+        ["b", { tenant: "team", roles: both }],
+        ["c", { tenant: "key-2", roles: both }],
       ]),
     );
-    expect(() => buildKeyTenants({ tenants: { one: ["k"], two: ["k"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => buildKeyTenants({ tenants: { "bad name": ["k"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => buildKeyTenants({ tenants: { empty: [] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => buildKeyTenants({ tenants: { t: ["with space"] } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
-    expect(() => buildKeyTenants({ apiKeys: ["x"], tenants: { "key-1": ["y"] } })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    const refused = (options: Parameters<typeof buildRelayKeys>[0], message: string) =>
+      expect(() => buildRelayKeys(options)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: `relay: ${message}` }));
+    refused({ tenants: { one: ["k"], two: ["k"] } }, "an API key is listed for two tenants (one and two)");
+    refused({ tenants: { one: { listener: ["k"] }, two: { sdk: ["k"] } } }, "an API key is listed for two tenants (one and two)");
+    refused({ tenants: { "bad name": ["k"] } }, 'tenant name "bad name" must be 1-64 characters of A-Z a-z 0-9 . _ -');
+    refused({ tenants: { empty: [] } }, "tenant empty needs at least one API key");
+    refused({ tenants: { empty: {} } }, "tenant empty needs at least one API key");
+    refused({ tenants: { t: ["with space"] } }, "every API key must be a non-empty string without whitespace");
+    refused({ tenants: { t: { sdk: ["with space"] } } }, "every API key must be a non-empty string without whitespace");
+    refused({ apiKeys: ["x"], tenants: { "key-1": ["y"] } }, "tenant name key-1 is reserved for the key at position 1 of apiKeys");
+  });
+
+  it("key roles: { listener, sdk } gives each key its own, a key in both lists has both, a bare list means both; a wrong shape is refused without naming a key", () => {
+    expect(buildRelayKeys({ tenants: { team: { listener: ["l", "both"], sdk: ["s", "both"] } } })).toEqual(
+      new Map([
+        ["l", { tenant: "team", roles: ["listener"] }],
+        ["both", { tenant: "team", roles: ["listener", "sdk"] }],
+        ["s", { tenant: "team", roles: ["sdk"] }],
+      ]),
     );
+    expect(buildRelayKeys({ tenants: { app: { sdk: ["only-sdk"] } } }).get("only-sdk")).toEqual({ tenant: "app", roles: ["sdk"] });
+    const refused = (tenants: unknown, message: string) =>
+      expect(() => buildRelayKeys({ tenants: tenants as Record<string, string[]> })).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS", message: `relay: ${message}` }),
+      );
+    refused(
+      { team: { listener: ["secret-key"], admin: ["secret-key-2"] } },
+      'tenant team has an unknown key role "admin" (roles: listener, sdk)',
+    );
+    refused({ team: { sdk: "secret-key" } }, "tenant team: sdk must be a list of API keys");
+    refused({ team: "secret-key" }, "tenant team must be a list of API keys or { listener: [...], sdk: [...] }");
+    refused({ team: null }, "tenant team must be a list of API keys or { listener: [...], sdk: [...] }");
+  });
+
+  it("names the tenants where a key of both roles sits beside other keys (any of them could pose as the listener)", () => {
+    const keys = buildRelayKeys({
+      apiKeys: ["solo"],
+      tenants: {
+        legacy: ["listener-key", "app-key"],
+        roled: { listener: ["l"], sdk: ["s1", "s2"] },
+        mixed: { listener: ["m"], sdk: ["m", "m-app"] },
+        single: ["only"],
+      },
+    });
+    expect(tenantsWithSharedRoles(keys)).toEqual(["legacy", "mixed"]);
   });
 
   it("a public bind is allowed with tenants alone", () => {
-    expect(resolveRelayOptions({ host: "0.0.0.0", tenants: { team: ["key-0123"] } }).keyTenants.size).toBe(1);
+    expect(resolveRelayOptions({ host: "0.0.0.0", tenants: { team: ["key-0123"] } }).keys.size).toBe(1);
     expect(() => resolveRelayOptions({ host: "0.0.0.0" })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
   });
 

@@ -8,6 +8,7 @@ import { type CliArguments, type CliCommand, type CliIo, CliUsageError, processI
 import manifest from "../package.json" with { type: "json" };
 import type { Relay } from "./relay.js";
 import { startRelay } from "./relay-server.js";
+import { resolveRelayOptions } from "./resolve-relay-options.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";
 import type { RelaySandboxOptions } from "./sandbox-options.js";
 
@@ -45,7 +46,7 @@ export const RELAY_COMMAND: CliCommand = {
           type: "string",
           multiple: true,
           value: "<path>",
-          help: 'keys, one a line: "<key>" (a tenant of its own) or\n"<tenant> <key>" (keys of one tenant share its environments);\nblank lines and # comments are skipped (repeatable)',
+          help: 'keys, one a line: "<key>" (a tenant of its own),\n"<tenant> listener <key>" (may register and connect listeners),\n"<tenant> sdk <key>" (may list environments, open SDK sockets\nand manage sandboxes) or "<tenant> <key>" (both roles);\nkeys of one tenant share its environments; blank lines\nand # comments are skipped (repeatable)',
         },
         "listener-mode": { type: "string", value: "<mode>", help: "paired (default, like Letta Cloud) | split | single" },
         "allow-query-token": { type: "boolean", help: "accept ?token=<key> on SDK status sockets (puts keys in URLs)" },
@@ -118,11 +119,14 @@ export function relayOptionsOf(args: CliArguments, io: CliIo = processIo): Relay
   if (mode !== "paired" && mode !== "split" && mode !== "single")
     throw new CliUsageError("--listener-mode must be paired, split or single");
   const apiKeys = args.list("api-key");
-  const tenants = new Map<string, string[]>();
+  const tenants = new Map<string, { listener: string[]; sdk: string[] }>();
   for (const path of args.list("api-keys-file")) {
     const file = readApiKeysFile(path);
     apiKeys.push(...file.apiKeys);
-    for (const [tenant, keys] of Object.entries(file.tenants)) tenants.set(tenant, [...(tenants.get(tenant) ?? []), ...keys]);
+    for (const [tenant, keys] of Object.entries(file.tenants)) {
+      const merged = tenants.get(tenant) ?? { listener: [], sdk: [] };
+      tenants.set(tenant, { listener: [...merged.listener, ...keys.listener], sdk: [...merged.sdk, ...keys.sdk] });
+    }
   }
   const bounds: Partial<Record<(typeof BOUND_FLAGS)[keyof typeof BOUND_FLAGS], number>> = {};
   for (const [flag, option] of Object.entries(BOUND_FLAGS)) {
@@ -196,7 +200,7 @@ export async function runRelayCli(
       const relay = await startRelay(options);
       io.stdout(`Relay listening on ${relay.httpUrl}\n`);
       const tenants = relay.stats().tenants.length;
-      const keys = (options.apiKeys?.length ?? 0) + Object.values(options.tenants ?? {}).reduce((sum, list) => sum + list.length, 0);
+      const keys = resolveRelayOptions(options).keys.size;
       io.stderr(
         `[relay] listener mode ${options.listenerMode}; ${keys === 0 ? "no API keys (loopback only, one tenant)" : `${keys} API key(s), ${tenants} tenant(s)`}\n`,
       );

@@ -1,10 +1,11 @@
 /**
  * Who may talk to the relay: Bearer API keys (each leading to a tenant, see
- * tenant-directory.ts), no browser-style requests (an `Origin` header), and no foreign `Host`
+ * tenant-directory.ts, with roles, see relay-keys.ts), no browser-style requests (an `Origin` header), and no foreign `Host`
  * header (DNS rebinding) on a loopback bind. Nothing here logs or echoes a key.
  */
 import type { IncomingMessage } from "node:http";
 import { isLoopbackHost } from "toolrelay/protocol";
+import { missingRoleMessage, type RelayKeyRole } from "./relay-keys.js";
 import type { Principal, TenantDirectory } from "./tenant-directory.js";
 
 /** A refusal: the HTTP status and a short text that never contains a credential. */
@@ -59,6 +60,14 @@ export function authenticate(
   const principal = directory.match(presented);
   if (!principal) return { refusal: { status: 401, message: "invalid API key" } };
   return { principal };
+}
+
+/**
+ * A 403 when the principal's key lacks `role`: an SDK key may never act as a listener (register
+ * an environment or open its listener socket), a listener key never as an SDK client.
+ */
+export function checkKeyRole(principal: Principal, role: RelayKeyRole): Refusal | undefined {
+  return principal.roles.includes(role) ? undefined : { status: 403, message: missingRoleMessage(role) };
 }
 
 /** The hostname part of a `Host` header (`[::1]:80` → `::1`), lower-cased; undefined if malformed. */

@@ -4,6 +4,7 @@
  * See docs/relay.md "Bounds".
  */
 import type { Timers } from "toolrelay/protocol";
+import type { RelayKey, TenantKeys } from "./relay-keys.js";
 import type { RelaySandboxOptions, ResolvedSandboxOptions } from "./sandbox-options.js";
 
 /** How the relay asks the listener to connect (the `supports*` flags of the register answer). */
@@ -31,16 +32,21 @@ export interface RelayOptions {
   /**
    * Bearer API keys accepted on every route and upgrade (compared in constant time). Each key
    * listed here is a tenant of its own (named `key-1`, `key-2`, … by position) unless `tenants`
-   * names it. Default `[]`. With no keys at all there is one tenant, `default`, and no
-   * authentication — only allowed on a loopback bind.
+   * names it, and has both roles (listener and sdk: one key, one party). Default `[]`. With no
+   * keys at all there is one tenant, `default`, and no authentication — only allowed on a
+   * loopback bind.
    */
   apiKeys?: readonly string[] | undefined;
   /**
-   * Tenant name → its API keys. Keys of one tenant share its environments (a listener's key
-   * and an SDK's key may differ); keys of different tenants share nothing. A key may belong to
-   * one tenant only. Default `{}`. Names: 1–64 characters of `[A-Za-z0-9._-]`.
+   * Tenant name → its API keys: `{ listener: [...], sdk: [...] }` (docs/relay.md "Key roles"),
+   * or a bare list, whose keys have both roles each. Keys of one tenant share its environments;
+   * only a `listener` key may register environments and open listener sockets, only an `sdk`
+   * key may list environments, open SDK status sockets and manage sandboxes. Keys of different
+   * tenants share nothing; a key may belong to one tenant only. Default `{}`. Names: 1–64
+   * characters of `[A-Za-z0-9._-]`. A tenant where a key of both roles sits beside other keys
+   * is named in a warning at start: any of those keys could act as its listener.
    */
-  tenants?: Readonly<Record<string, readonly string[]>> | undefined;
+  tenants?: Readonly<Record<string, readonly string[] | TenantKeys>> | undefined;
   /**
    * Accept the key as a `token` query parameter on SDK status sockets (Letta's "query" auth
    * mode). Default `false`: such requests are refused, because a key in a URL ends up in logs.
@@ -119,8 +125,11 @@ export interface RelayOptions {
   handshakeTimeoutMs?: number | undefined;
   /**
    * Open TCP connections in total. When full, a new connection replaces the oldest one still
-   * in its handshake, or is refused if there is none. Default 4,096 (keep it under the
-   * process's descriptor limit).
+   * in its handshake, or is refused if there is none. Default 4,096. At start it is checked
+   * against the process's open-file limit (Linux: `/proc/self/limits`) with room for the
+   * relay's other descriptors: a value given here that does not fit is refused
+   * (`INVALID_OPTIONS`, naming both numbers); the default that does not fit is lowered to what
+   * fits, with a warning (docs/relay.md "Connections and the open-file limit").
    */
   maxConnections?: number | undefined;
   /** Open TCP connections from one remote address (more: refused with 503 at once). Default 256. */
@@ -160,8 +169,8 @@ export interface RelayOptions {
 export interface ResolvedRelayOptions {
   port: number;
   host: string;
-  /** Key → tenant name (from `apiKeys` and `tenants`). Empty: no authentication. */
-  keyTenants: ReadonlyMap<string, string>;
+  /** Key → its tenant and roles (from `apiKeys` and `tenants`). Empty: no authentication. */
+  keys: ReadonlyMap<string, RelayKey>;
   allowQueryToken: boolean;
   listenerMode: ListenerMode;
   allowedHosts: readonly string[] | undefined;

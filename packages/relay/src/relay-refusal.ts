@@ -29,6 +29,8 @@ export type RefusalKind =
   | "queue-full"
   /** A sandbox's device registered by another key, or a sandbox's key used for anything but its own listener. */
   | "sandbox-device"
+  /** A key without the role the route or socket needs (an SDK key posing as a listener, or the reverse). */
+  | "key-role"
   /** A sandbox request that is malformed, names no such sandbox (or another tenant's), or is sent to a relay without sandboxes. */
   | "sandbox-refused";
 

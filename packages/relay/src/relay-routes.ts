@@ -1,13 +1,14 @@
 /**
- * The relay's HTTP routes: registration and listing (each scoped to the caller's tenant),
- * `GET /healthz`, and the opt-in `/_relay/*` test hooks — which also see only the caller's
+ * The relay's HTTP routes: registration (a listener key's) and listing (an SDK key's), each
+ * scoped to the caller's tenant, the sandbox routes (an SDK key's), `GET /healthz`, and the opt-in `/_relay/*` test hooks — which also see only the caller's
  * tenant: another tenant's `connectionId` is a 404, "every environment" means the caller's.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConnectionGuard } from "./connection-guard.js";
 import { parseRegistration, type ListenerRegistry } from "./listener-registry.js";
 import type { DropSdkSocketsOptions } from "./relay.js";
-import { authenticate, checkRequestOrigin } from "./relay-auth.js";
+import { authenticate, checkKeyRole, checkRequestOrigin } from "./relay-auth.js";
+import type { RelayKeyRole } from "./relay-keys.js";
 import type { RelayEmit } from "./relay-events.js";
 import { isSendableCloseCode, readJsonBody, sendError, sendJson } from "./relay-http.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
@@ -48,10 +49,21 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
     });
     return sendError(response, 403, "a sandbox key may only register its own listener");
   }
-  if (isSandboxRoute(url.pathname))
+  /** Answers 403 (and reports it) when the caller's key lacks `role`; true when it did. */
+  const lacks = (role: RelayKeyRole): boolean => {
+    const refusal = checkKeyRole(principal, role);
+    if (!refusal) return false;
+    emit("refused", { kind: "key-role", tenant: principal.tenant.name, connectionId: undefined, reason: refusal.message });
+    sendError(response, refusal.status, refusal.message);
+    return true;
+  };
+  if (isSandboxRoute(url.pathname)) {
+    if (lacks("sdk")) return;
     return handleSandboxRoute({ options, sandboxes: context.sandboxes, emit }, request, response, url, principal);
+  }
   if (url.pathname === "/v1/environments/register") {
     if (request.method !== "POST") return sendError(response, 405, "use POST");
+    if (lacks("listener")) return;
     const body = await readJsonBody(request, options.maxBodyBytes);
     if (!body.ok) return sendError(response, body.status, body.message);
     const registration = parseRegistration(body.value);
@@ -69,6 +81,7 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
     return sendJson(response, 200, outcome.answer);
   }
   if (url.pathname === "/v1/environments" && request.method === "GET") {
+    if (lacks("sdk")) return;
     // Cloud's shape: an environment whose listener is not connected has no connectionId, and
     // connectedAt is epoch ms (or null).
     const connections = registry.list(principal.tenant).map(({ identity, listener }) => ({

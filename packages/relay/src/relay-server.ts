@@ -14,10 +14,12 @@ import { ConnectionGuard } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
 import { rememberRawSocket } from "./turn-write-batch.js";
 import { ListenerRegistry } from "./listener-registry.js";
+import { fitToOpenFileLimit } from "./open-file-limit.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { DropSdkSocketsOptions, Relay, RelayStats } from "./relay.js";
 import type { RelayEmit, RelayEnvironmentInfo, RelayEvents, RelaySandboxInfo } from "./relay-events.js";
 import { RelayHeartbeat } from "./relay-heartbeat.js";
+import { tenantsWithSharedRoles } from "./relay-keys.js";
 import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
 import { handleRelayRequest } from "./relay-routes.js";
 import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
@@ -186,11 +188,19 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
   }
 }
 
-/** Starts a relay and resolves once it listens. Throws INVALID_OPTIONS for bad options (e.g. a public bind without keys). */
+/**
+ * Starts a relay and resolves once it listens. Throws INVALID_OPTIONS for bad options (e.g. a
+ * public bind without keys, or a `maxConnections` over the open-file limit).
+ */
 export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
-  const resolved = resolveRelayOptions(options);
+  const resolved = fitToOpenFileLimit(resolveRelayOptions(options), options.maxConnections !== undefined);
+  for (const tenant of tenantsWithSharedRoles(resolved.keys)) {
+    resolved.logger.warn(
+      `relay: tenant ${tenant} has keys of both roles beside other keys: any of them may act as its listener; give each key one role (docs/relay.md "Key roles")`,
+    );
+  }
   const directory = new TenantDirectory(
-    resolved.keyTenants,
+    resolved.keys,
     {
       environment: resolved.maxEnvironmentsPerTenant,
       session: resolved.maxSessionsPerTenant,

@@ -4,14 +4,15 @@
  * endpoint and carries a known key first; then parameters, tenant and bindings are checked
  * before the upgrade: an environment that does not exist — or is another tenant's, which looks
  * the same — is a 404 for an SDK, and an accepted-then-closed 1008 for a listener (which makes
- * it register again). A listener socket must name the device that registered the environment.
+ * it register again). A listener socket must name the device that registered the environment
+ * and carry a listener key; an SDK status socket an SDK key (a 403 before the upgrade, else).
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import type { ListenerSocketParams } from "./listener-connection.js";
 import type { ListenerRegistry } from "./listener-registry.js";
-import { authenticate, checkRequestOrigin } from "./relay-auth.js";
+import { authenticate, checkKeyRole, checkRequestOrigin } from "./relay-auth.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { RelayEmit } from "./relay-events.js";
 import { refuseUpgrade } from "./relay-http.js";
@@ -80,6 +81,18 @@ export function handleRelayUpgrade(context: UpgradeContext, request: IncomingMes
   const auth = authenticate(request, url, directory, { allowQueryToken });
   if ("refusal" in auth) {
     refuseUpgrade(socket, auth.refusal.status, auth.refusal.message);
+    return;
+  }
+  // An SDK key on the listener socket would push the real listener off and send tool calls the SDK runs.
+  const roleRefusal = checkKeyRole(auth.principal, target.kind);
+  if (roleRefusal && !auth.principal.sandbox) {
+    context.emit("refused", {
+      kind: "key-role",
+      tenant: auth.principal.tenant.name,
+      connectionId: target.connectionId,
+      reason: roleRefusal.message,
+    });
+    refuseUpgrade(socket, roleRefusal.status, roleRefusal.message);
     return;
   }
   if (target.kind === "sdk") upgradeSdk(context, request, socket, head, url, target.connectionId, auth.principal);

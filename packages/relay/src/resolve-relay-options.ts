@@ -1,15 +1,16 @@
 /**
  * Turns user options into a complete, validated set: every default in one place, every bound
- * an integer in range, and the key → tenant map built from `apiKeys` and `tenants`.
+ * an integer in range, and the keys (tenant and roles of each) built from `apiKeys` and `tenants`
+ * (relay-keys.ts).
  */
 import { ToolrelayError } from "toolrelay/protocol";
 import { systemTimers } from "toolrelay/protocol";
 import { isLoopbackHost } from "toolrelay/protocol";
+import { buildRelayKeys } from "./relay-keys.js";
 import { silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
 import { resolveSandboxOptions } from "./sandbox-options.js";
 
 const MIB = 1024 * 1024;
-const TENANT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** The tenant of a relay without keys (loopback only). */
 export const DEFAULT_TENANT = "default";
@@ -24,43 +25,11 @@ function count(name: string, value: number | undefined, fallback: number, minimu
   return value;
 }
 
-function checkKey(key: unknown): string {
-  if (typeof key !== "string" || key.length === 0 || /\s/.test(key)) {
-    throw invalid("every API key must be a non-empty string without whitespace");
-  }
-  return key;
-}
-
-/** Key → tenant name. Keys of `apiKeys` that `tenants` does not name are tenants `key-<position>`. */
-export function buildKeyTenants(options: Pick<RelayOptions, "apiKeys" | "tenants">): Map<string, string> {
-  const keyTenants = new Map<string, string>();
-  for (const [tenant, keys] of Object.entries(options.tenants ?? {})) {
-    if (!TENANT_NAME.test(tenant))
-      throw invalid(`tenant name ${JSON.stringify(tenant.slice(0, 80))} must be 1-64 characters of A-Z a-z 0-9 . _ -`);
-    if (!Array.isArray(keys) || keys.length === 0) throw invalid(`tenant ${tenant} needs at least one API key`);
-    for (const key of keys) {
-      const checked = checkKey(key);
-      const owner = keyTenants.get(checked);
-      if (owner !== undefined && owner !== tenant) throw invalid(`an API key is listed for two tenants (${owner} and ${tenant})`);
-      keyTenants.set(checked, tenant);
-    }
-  }
-  const named = new Set(keyTenants.values());
-  (options.apiKeys ?? []).forEach((key, index) => {
-    const checked = checkKey(key);
-    if (keyTenants.has(checked)) return;
-    const tenant = `key-${index + 1}`;
-    if (named.has(tenant)) throw invalid(`tenant name ${tenant} is reserved for the key at position ${index + 1} of apiKeys`);
-    keyTenants.set(checked, tenant);
-  });
-  return keyTenants;
-}
-
 /** Apply the defaults of {@link RelayOptions}; throws `INVALID_OPTIONS` naming the first wrong option. */
 export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOptions {
   const host = options.host ?? "127.0.0.1";
-  const keyTenants = buildKeyTenants(options);
-  if (!isLoopbackHost(host) && keyTenants.size === 0) {
+  const keys = buildRelayKeys(options);
+  if (!isLoopbackHost(host) && keys.size === 0) {
     throw invalid(`refusing to bind non-loopback host ${host} without apiKeys`);
   }
   const listenerMode = options.listenerMode ?? "paired";
@@ -72,7 +41,7 @@ export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOp
   return {
     port,
     host,
-    keyTenants,
+    keys,
     allowQueryToken: options.allowQueryToken ?? false,
     listenerMode,
     allowedHosts: options.allowedHosts?.map((name) => name.toLowerCase()),
