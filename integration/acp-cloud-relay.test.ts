@@ -72,7 +72,8 @@ async function run(lines: string[]) {
 }
 
 describe("ACP agent process ↔ editor, cloud backend through the relay and the real listener", () => {
-  it("reads the unsaved buffer and writes through the editor with its hash; the model sees both results", async () => {
+  it("reads the unsaved buffer and writes through the editor with its hash, once the user allowed it; the model sees both results", async () => {
+    const askedBefore = editor.permissionRequests.length;
     const { response, text } = await run([
       call("read_editor_buffer", { path: notes }),
       call("write_via_editor", { path: notes, content: "written over the relay\n", expected_hash: bufferHash(UNSAVED) }),
@@ -83,6 +84,10 @@ describe("ACP agent process ↔ editor, cloud backend through the relay and the 
     expect(text).toContain("through the editor");
     expect(editor.buffers.get(notes)).toBe("written over the relay\n");
     expect(readFileSync(notes, "utf8")).toBe("saved on disk\n");
+    // The write asked the editor first (the test editor answers "Allow once"); the read did not.
+    expect(editor.permissionRequests.slice(askedBefore).map((request) => request.toolCall.title)).toEqual([
+      `Write ${notes} (through the editor)`,
+    ]);
   }, 60_000);
 
   it("refuses a stale write and a path outside the roots", async () => {

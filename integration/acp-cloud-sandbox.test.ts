@@ -83,8 +83,12 @@ describe("ACP agent on a managed sandbox", () => {
     expect(text).toContain(`cat: ${notes}: No such file or directory`);
     expect(readFileSync(path.join(sandbox!.workspace, "sandbox-made.txt"), "utf8")).toBe("from-the-sandbox\n");
     expect(existsSync(path.join(root, "sandbox-made.txt"))).toBe(false);
-    // The runtime asked the editor before running its Bash (standard mode).
-    expect(editor.permissionRequests.length).toBeGreaterThan(permissionsBefore);
+    // The editor was asked before the runtime's Bash ran and before the write (the session's default
+    // mode, strict); never for the read (the runtime's own question about a client tool is the SDK's).
+    expect(editor.permissionRequests.slice(permissionsBefore).map((request) => request.toolCall)).toEqual([
+      expect.objectContaining({ kind: "execute", title: expect.stringMatching(/^Bash: pwd; cat /) }),
+      expect.objectContaining({ kind: "edit", title: `Write ${notes} (through the editor)` }),
+    ]);
     // write_via_editor: through the editor, with its hash; the disk is untouched.
     expect(text).toContain("through the editor");
     expect(editor.buffers.get(notes)).toBe("written through the editor\n");
