@@ -13,6 +13,7 @@ import {
   type CallOutcome,
   type CallRecord,
   type CallRequest,
+  type CallTableOptions,
   type RequestDisposition,
 } from "../../packages/toolrelay/src/calls/index.js";
 import { defineTool, type ClientTool, type ToolAnnotations } from "../../packages/toolrelay/src/tools/index.js";
@@ -51,11 +52,12 @@ export interface RequestOptions {
   turn?: string;
 }
 
-export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: ClientTool): Harness {
+export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: ClientTool, approve?: CallTableOptions["approve"]): Harness {
   const link = { up: true, epoch: 1 };
   const harness = { frames: [], attempts: [], settled: [], late: [], starts: [], progress: [], link } as unknown as Harness;
   harness.table = new CallTable({
     limits,
+    approve,
     output: {
       response(_record, requestId, response) {
         harness.attempts.push({ requestId, response });
