@@ -255,6 +255,22 @@ describe("client tools that need approval, asked in the editor", () => {
   });
 });
 
+describe("runtime tools, asked in the editor", () => {
+  it("a runtime tool's request the editor leaves open is cancelled in the editor when the approval times out", async () => {
+    const results: string[] = [];
+    const h = await harness(async (turn) => void results.push(resultText(await turn.callTool("Bash", { command: "rm -rf build" }))), {
+      session: { approvalTimeoutMs: 1_000 },
+      editor: { permission: neverAnswer },
+    });
+    const sessionId = await h.newSession();
+    await expect(h.prompt(sessionId, "clean")).resolves.toEqual({ stopReason: "end_turn" });
+    expect(h.editor.permissionRequests.map((request) => request.toolCall.title)).toEqual(["Bash: rm -rf build"]);
+    await until(() => h.editor.cancelledPermissions.length === 1, "the editor's permission request cancelled");
+    expect(cancelledRequestIds(h.editor)).toEqual(h.editor.cancelledPermissions);
+    expect(results).toEqual([expect.stringContaining("Permission for Bash was denied: nobody answered within 1 s.")]);
+  });
+});
+
 describe("the editor tools' writes", () => {
   const write = (content: string) => ({ path: path.join(root, "notes.md"), content });
 
