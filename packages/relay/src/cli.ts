@@ -58,7 +58,7 @@ export const RELAY_COMMAND: CliCommand = {
         },
         "enable-test-hooks": { type: "boolean", help: "serve the /_relay/* test routes (scoped to the caller's tenant)" },
         "no-json-pongs": { type: "boolean", help: "do not answer SDK status sockets' JSON pings" },
-        verbose: { type: "boolean", help: "log connections and registrations to stderr" },
+        verbose: { type: "boolean", help: "log connections and registrations to stderr\n(warnings are always written)" },
         debug: { type: "boolean", help: "also log every routing decision (never frame contents or keys)" },
       },
     },
@@ -106,10 +106,12 @@ export const RELAY_COMMAND: CliCommand = {
 /** The sandbox flags besides `--sandbox-command`, which need it. */
 const SANDBOX_DETAIL_FLAGS = Object.keys(RELAY_COMMAND.groups[1]!.options).filter((flag) => flag !== "sandbox-command");
 
-function stderrLogger(io: CliIo, level: "info" | "debug"): RelayLogger {
+/** Writes to stderr: warnings always (refusals, bounds hit, a lowered connection cap), the rest by `level`. */
+function stderrLogger(io: CliIo, level: "warn" | "info" | "debug"): RelayLogger {
   const write = (message: string, details?: Record<string, unknown>): void =>
     io.stderr(details ? `[relay] ${message} ${JSON.stringify(details)}\n` : `[relay] ${message}\n`);
-  return { debug: level === "debug" ? write : () => {}, info: write, warn: write };
+  const skip = (): void => {};
+  return { debug: level === "debug" ? write : skip, info: level === "warn" ? skip : write, warn: write };
 }
 
 /** The relay options a parsed command line asks for. Throws {@link CliUsageError} for a value it cannot use. */
@@ -133,7 +135,7 @@ export function relayOptionsOf(args: CliArguments, io: CliIo = processIo): Relay
     const value = args.integer(flag);
     if (value !== undefined) bounds[option] = value;
   }
-  const level = args.flag("debug") ? "debug" : args.flag("verbose") ? "info" : undefined;
+  const level = args.flag("debug") ? "debug" : args.flag("verbose") ? "info" : "warn";
   const sandbox = sandboxOf(args);
   return {
     port,
@@ -147,7 +149,7 @@ export function relayOptionsOf(args: CliArguments, io: CliIo = processIo): Relay
     ...(args.flag("no-json-pongs") ? { respondToJsonPings: false } : {}),
     ...bounds,
     ...(sandbox ? { sandbox } : {}),
-    ...(level ? { logger: stderrLogger(io, level) } : {}),
+    logger: stderrLogger(io, level),
   };
 }
 
