@@ -12,7 +12,8 @@
  * - annotations: MCP's, kept (`title` from the tool's `title` when the
  *   annotations have none; `destructiveHint` is dropped when `readOnlyHint`
  *   is true, where MCP says it means nothing);
- * - timeout: the connection's `callTimeoutMs`.
+ * - timeout: the connection's `callTimeoutMs`;
+ * - needsApproval: what the connection's `approval` policy says for the tool as listed.
  *
  * A name (after the prefix) that is one of the runtime's own tools (`Read`,
  * `Bash`, ...) is refused: the server's names are not the app's choice, and
@@ -35,6 +36,8 @@ export interface McpClientToolOptions {
   /** `MCP server "<name>"`, for messages. */
   server: string;
   timeoutMs: number;
+  /** The `approval` policy: whether the tool's calls must be approved first. Default: none must. */
+  needsApproval?: ((tool: McpToolInfo) => boolean) | undefined;
   /** Calls the tool by its MCP name. */
   call(mcpName: string, input: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult>;
 }
@@ -56,6 +59,7 @@ export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions):
     );
   }
   const description = nonEmpty(tool.description) ?? nonEmpty(tool.title) ?? `The ${tool.name} tool of ${options.server}.`;
+  const needsApproval = approvalOf(tool, options);
   try {
     return defineTool({
       name,
@@ -64,6 +68,7 @@ export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions):
       validate: false,
       annotations: annotationsOf(tool),
       timeoutMs: options.timeoutMs,
+      needsApproval,
       execute: (input, { signal }) => options.call(tool.name, input, signal),
     });
   } catch (error) {
@@ -84,6 +89,30 @@ export function mcpClientTool(tool: McpToolInfo, options: McpClientToolOptions):
       { cause: error },
     );
   }
+}
+
+/** The `approval` policy's answer for `tool`; a policy that throws or answers no boolean is the app's bug, named. */
+function approvalOf(tool: McpToolInfo, options: McpClientToolOptions): boolean {
+  if (options.needsApproval === undefined) return false;
+  let answer: unknown;
+  try {
+    answer = options.needsApproval(tool);
+  } catch (error) {
+    throw new ToolrelayError(
+      "INVALID_TOOL_DEFINITION",
+      `${options.server} offers the tool ${JSON.stringify(tool.name)}: the approval policy threw: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  if (typeof answer !== "boolean") {
+    throw new ToolrelayError(
+      "INVALID_TOOL_DEFINITION",
+      `${options.server} offers the tool ${JSON.stringify(tool.name)}: the approval policy must return true or false, got ${
+        answer === null ? "null" : typeof answer
+      }`,
+    );
+  }
+  return answer;
 }
 
 /** `true` for {@link mcpClientTool}'s refusal of a tool named like one of the runtime's own tools. */

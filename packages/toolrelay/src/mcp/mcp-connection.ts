@@ -199,6 +199,7 @@ export class McpConnection implements OpenToolSource {
             prefix: this.#options.prefix,
             server: this.label,
             timeoutMs: this.#options.callTimeoutMs,
+            needsApproval: this.#options.needsApproval,
             call: (name, input, signal) => this.callTool(name, input, signal),
           }),
         );

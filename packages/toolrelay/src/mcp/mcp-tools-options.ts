@@ -16,6 +16,13 @@ export interface McpToolInfo {
   annotations?: Record<string, unknown> | undefined;
 }
 
+/**
+ * Which of an MCP server's tools ask before each call (see {@link McpCommonOptions.approval}):
+ * `"never"`, `"destructive"`, `"always"`, or a function of the tool as listed that returns `true`
+ * for a tool whose calls must be approved.
+ */
+export type McpApprovalPolicy = "never" | "destructive" | "always" | ((tool: McpToolInfo) => boolean);
+
 /** Options of both kinds of MCP server (stdio and Streamable HTTP). */
 export interface McpCommonOptions {
   /** Names the server in errors and events. Default: the command's file name, or the URL's host. */
@@ -36,6 +43,27 @@ export interface McpCommonOptions {
   startTimeoutMs?: number | undefined;
   /** Which of the server's tools to offer (called on every listing). Default: all of them. */
   filter?: ((tool: McpToolInfo) => boolean) | undefined;
+  /**
+   * Which of the server's tools ask before each call (their `needsApproval`): the session's
+   * `canUseTool` answers (`kind: "client-tool"`, with the tool's annotations); a call not approved
+   * is not sent to the server, and the model reads that it was not run. A session without
+   * `canUseTool` is not refused for it (the tools are listed after the session is made): such a
+   * call is denied (`no-approver`).
+   * - `"never"`: no tool asks.
+   * - `"destructive"`: a tool asks unless its annotations say `readOnlyHint: true` or
+   *   `destructiveHint: false` — so an unannotated tool asks, as MCP's defaults make it one that
+   *   may perform destructive updates (`readOnlyHint` false, `destructiveHint` true).
+   * - `"always"`: every tool asks.
+   * - a function of the tool as the server lists it (its MCP `name`, `annotations`, ...), called on
+   *   every listing: `true` to ask. One that throws or returns no boolean fails the listing
+   *   (`INVALID_TOOL_DEFINITION` naming the tool).
+   *
+   * Default `"never"`: the app chose this server, as it chose its own `defineTool` tools (which
+   * ask only when their `needsApproval` says so), and MCP's annotations are hints that a server
+   * may leave out or get wrong, so they are not taken as a reason to stop a tool that worked
+   * before. For a server the app does not control, say `"destructive"` or `"always"`.
+   */
+  approval?: McpApprovalPolicy | undefined;
 }
 
 /** A server started as a child process, spoken to over stdio. */
@@ -77,9 +105,12 @@ interface ResolvedCommon {
   callTimeoutMs: number;
   startTimeoutMs: number;
   filter: ((tool: McpToolInfo) => boolean) | undefined;
+  /** The `approval` policy as a function (`"never"` → always `false`). */
+  needsApproval: (tool: McpToolInfo) => boolean;
 }
 
-const COMMON_KEYS = ["name", "prefix", "callTimeoutMs", "startTimeoutMs", "filter"];
+const COMMON_KEYS = ["name", "prefix", "callTimeoutMs", "startTimeoutMs", "filter", "approval"];
+const APPROVAL_POLICIES = ["never", "destructive", "always"];
 const STDIO_KEYS = new Set([...COMMON_KEYS, "command", "args", "env", "cwd"]);
 const HTTP_KEYS = new Set([...COMMON_KEYS, "url", "headers"]);
 
@@ -121,7 +152,7 @@ export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions 
 }
 
 function resolveCommon(record: Record<string, unknown>): ResolvedCommon {
-  const { name, prefix, callTimeoutMs, startTimeoutMs, filter } = record;
+  const { name, prefix, callTimeoutMs, startTimeoutMs, filter, approval } = record;
   if (name !== undefined && (typeof name !== "string" || name.trim() === "")) fail("mcpTools(): name must be a non-empty string");
   if (prefix !== undefined && (typeof prefix !== "string" || !/^[a-zA-Z0-9_-]{0,32}$/.test(prefix))) {
     fail('mcpTools(): prefix must be at most 32 letters, digits, "_" or "-"');
@@ -135,13 +166,41 @@ function resolveCommon(record: Record<string, unknown>): ResolvedCommon {
     fail(`mcpTools(): startTimeoutMs must be a positive integer, got ${String(startTimeoutMs)}`);
   }
   if (filter !== undefined && typeof filter !== "function") fail("mcpTools(): filter must be a function");
+  if (approval !== undefined && typeof approval !== "function" && !APPROVAL_POLICIES.includes(approval as string)) {
+    fail(
+      `mcpTools(): approval must be "never", "destructive", "always" or a function of the tool, got ${
+        typeof approval === "string" ? JSON.stringify(approval) : approval === null ? "null" : typeof approval
+      }`,
+    );
+  }
   return {
     name: (name as string | undefined) ?? "",
     prefix: (prefix as string | undefined) ?? "",
     callTimeoutMs: (callTimeoutMs as number | undefined) ?? 60_000,
     startTimeoutMs: (startTimeoutMs as number | undefined) ?? 30_000,
     filter: filter as ResolvedCommon["filter"],
+    needsApproval: approvalPolicy((approval as McpApprovalPolicy | undefined) ?? "never"),
   };
+}
+
+/** The policy as a function of the listed tool. */
+function approvalPolicy(policy: McpApprovalPolicy): (tool: McpToolInfo) => boolean {
+  switch (policy) {
+    case "never":
+      return () => false;
+    case "always":
+      return () => true;
+    case "destructive":
+      return mayBeDestructive;
+    default:
+      return policy;
+  }
+}
+
+/** MCP's reading of a tool's annotations: destructive unless it says `readOnlyHint: true` or `destructiveHint: false` (MCP's defaults: false, true). */
+function mayBeDestructive(tool: McpToolInfo): boolean {
+  const annotations = typeof tool.annotations === "object" && tool.annotations !== null ? tool.annotations : {};
+  return annotations.readOnlyHint !== true && annotations.destructiveHint !== false;
 }
 
 function stringRecord(value: unknown, option: string): Record<string, string> {
