@@ -95,9 +95,12 @@ describe("a port in use", PROCESS_TEST, () => {
 });
 
 describe("the API keys file", PROCESS_TEST, () => {
-  it("the relay and the bridge read the same file: <key> and <tenant> <key> lines are accepted keys of both", async () => {
+  it("the relay and the bridge read the same file: <key>, <tenant> <key> and <tenant> listener|sdk <key> lines are accepted keys of both (roles are the relay's)", async () => {
     const file = join(folder, "keys");
-    writeFileSync(file, "# shared keys\nsk-solo-key\nteam-a  sk-team-a-key\n");
+    writeFileSync(
+      file,
+      "# shared keys\nsk-solo-key\nteam-a  sk-team-a-key\nteam-a sdk sk-team-a-app\nteam-a listener sk-team-a-listener\n",
+    );
     const runtime = await scriptedRuntime();
     const relay = startCli("toolrelay-relay", ["--api-keys-file", file]);
     const bridge = startCli("toolrelay-openai", ["--local-url", runtime.url, "--agent-id", "agent-1", "--api-keys-file", file]);
@@ -105,16 +108,18 @@ describe("the API keys file", PROCESS_TEST, () => {
     const [, bridgeUrl] = await bridge.waitForStdout(/OpenAI bridge listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/);
     const status = async (url: string, key?: string) =>
       (await fetch(url, { headers: key === undefined ? {} : { authorization: `Bearer ${key}` } })).status;
-    for (const key of ["sk-solo-key", "sk-team-a-key"]) {
-      expect(await status(`${relayUrl}/v1/environments`, key), `relay, ${key}`).toBe(200);
+    for (const key of ["sk-solo-key", "sk-team-a-key", "sk-team-a-app", "sk-team-a-listener"]) {
+      // Listing environments is an SDK key's: the listener-only key gets 403, never 401.
+      expect(await status(`${relayUrl}/v1/environments`, key), `relay, ${key}`).toBe(key === "sk-team-a-listener" ? 403 : 200);
       expect(await status(`${bridgeUrl}/models`, key), `bridge, ${key}`).toBe(200);
     }
     expect(await status(`${relayUrl}/v1/environments`, "team-a")).toBe(401);
     expect(await status(`${bridgeUrl}/models`, "team-a")).toBe(401);
     expect(await status(`${bridgeUrl}/models`)).toBe(401);
-    expect(relay.stderr()).toContain("2 API key(s), 2 tenant(s)");
-    expect(bridge.stderr()).toContain("2 API key(s)");
-    for (const run of [relay, bridge]) expect(run.stdout() + run.stderr()).not.toMatch(/sk-solo-key|sk-team-a-key/);
+    expect(relay.stderr()).toContain("4 API key(s), 2 tenant(s)");
+    expect(relay.stderr()).toContain("tenant team-a has keys of both roles beside other keys");
+    expect(bridge.stderr()).toContain("4 API key(s)");
+    for (const run of [relay, bridge]) expect(run.stdout() + run.stderr()).not.toMatch(/sk-solo-key|sk-team-a-/);
   });
 
   it("a malformed line stops both with exit 2, naming the line by its number only", async () => {

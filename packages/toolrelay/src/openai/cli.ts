@@ -73,7 +73,7 @@ export const OPENAI_COMMAND: CliCommand = {
           type: "string",
           multiple: true,
           value: "<path>",
-          help: 'keys, one a line: "<key>" or "<tenant> <key>" (the relay\'s format;\nthe bridge has no tenants: each key is its own principal);\nblank lines and # comments are skipped (repeatable)',
+          help: 'keys, one a line: "<key>", "<tenant> <key>" or\n"<tenant> listener|sdk <key>" (the relay\'s format; the bridge\nhas no tenants or roles: each key is its own principal);\nblank lines and # comments are skipped (repeatable)',
         },
         "allowed-host": {
           type: "string",
