@@ -145,6 +145,12 @@ describe("client tools that need approval, asked in the editor", () => {
     expect(closed).toEqual(["T-1"]);
     expect(results).toEqual(["closed T-1"]);
     expect(statusesOf(h.editor, "call-close-1")).toEqual(["pending", "in_progress", "completed"]);
+    // The call the editor shows is presented as its permission request is.
+    expect(h.editor.updates.find(({ update }) => update.sessionUpdate === "tool_call")?.update).toMatchObject({
+      toolCallId: "call-close-1",
+      title: "Close ticket",
+      kind: "edit",
+    });
     // The editor heard of the call (tool_call) before it was asked about it.
     const announced = h.editor.log.findIndex(
       (entry) => entry.direction === "in" && "method" in entry.message && entry.message.method === "session/update",

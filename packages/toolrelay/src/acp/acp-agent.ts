@@ -40,7 +40,7 @@ import { PACKAGE_VERSION } from "../internal/package-version.js";
 import { DEFAULT_PERMISSION_MODE, type PermissionModeName } from "../internal/permission-modes.js";
 import type { Session } from "../session/session.js";
 import type { SessionOptions } from "../session/session-options.js";
-import type { ClientTool } from "../tools/index.js";
+import { isToolSource, type ClientTool } from "../tools/index.js";
 import { editorChannelFor } from "./editor-capabilities.js";
 import { editorPermissionDecider } from "./editor-permission.js";
 import { createEditorTools } from "./editor-tools.js";
@@ -117,6 +117,8 @@ export interface AcpAgent {
 interface AcpSessionState {
   sessionId: string;
   session: Session;
+  /** Its client tools (the editor tools first; a tool source's tools are not known here): their annotations present their calls. */
+  tools: readonly ClientTool[];
   prompt: AbortController | undefined;
 }
 
@@ -189,13 +191,17 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
       });
       const context: AcpSessionContext = { sessionId, cwd: roots.roots[0]!, roots: roots.roots, clientCapabilities, editorTools };
       let session: Session;
-      const state = { sessionId, prompt: undefined } as Omit<AcpSessionState, "session"> & { session?: Session | undefined };
+      const state = { sessionId, tools: editorTools, prompt: undefined } as Omit<AcpSessionState, "session"> & {
+        session?: Session | undefined;
+      };
       try {
         const sessionOptions = await options.session(context);
         mode = sessionOptions.mode ?? DEFAULT_PERMISSION_MODE;
+        const tools = [...editorTools, ...(sessionOptions.tools ?? [])];
+        state.tools = tools.filter((tool): tool is ClientTool => !isToolSource(tool));
         session = await createSession({
           ...sessionOptions,
-          tools: [...editorTools, ...(sessionOptions.tools ?? [])],
+          tools,
           canUseTool:
             sessionOptions.canUseTool ??
             editorPermissionDecider({ client, sessionId, present: options.present, turnSignal: () => state.prompt?.signal }),
@@ -231,6 +237,7 @@ export function startAcpAgent(stream: Stream, options: AcpAgentOptions): AcpAgen
           prompt: params.prompt,
           signal: controller.signal,
           present: options.present,
+          tools: state.tools,
           maxToolContentChars: options.editor?.maxToolContentChars,
           onNotifyError: (error) => report(error, { sessionId: state.sessionId, phase: "session/update" }),
         });

@@ -41,6 +41,7 @@ import type { MessageInput, SendOptions } from "../session/session.js";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "../session/session-events.js";
 import type { TurnResult } from "../session/turn.js";
 import type { TurnEvent } from "../session/turn-events.js";
+import type { ClientTool } from "../tools/index.js";
 import { messageFromPrompt } from "./prompt-content.js";
 import { presentToolCall, type ToolCallPresenter } from "./tool-call-presentation.js";
 import { ToolCallReporter } from "./tool-call-reporter.js";
@@ -76,6 +77,11 @@ export interface RunAcpPromptOptions {
   signal?: AbortSignal | undefined;
   /** Title, kind and locations of tool calls. Default {@link presentToolCall}. */
   present?: ToolCallPresenter | undefined;
+  /**
+   * The session's client tools: a call of one of them is presented with its annotations (title,
+   * hints), as its permission request is. Default: none (every call presented by name and input).
+   */
+  tools?: readonly Pick<ClientTool, "name" | "annotations">[] | undefined;
   /** Tool result text shown in the editor is cut to this many characters. Default 2_000. */
   maxToolContentChars?: number | undefined;
   /** A `session/update` notification could not be sent (the connection closed). Default: ignored. */
@@ -92,9 +98,11 @@ export async function runAcpPrompt(options: RunAcpPromptOptions): Promise<Prompt
   const send = (update: SessionUpdate): void => {
     client.notify("session/update", { sessionId, update }).catch((error: unknown) => options.onNotifyError?.(error));
   };
+  const present = options.present ?? presentToolCall;
+  const annotations = new Map((options.tools ?? []).map((tool) => [tool.name, tool.annotations]));
   const reporter = new ToolCallReporter({
     send,
-    present: options.present ?? presentToolCall,
+    present: (toolName, input) => present(toolName, input, annotations.get(toolName)),
     maxContentChars: options.maxToolContentChars,
   });
   const ordering = new AfterToolCallSeen();
