@@ -5,9 +5,11 @@
  * key, reported as a `key-role` refusal. A bare list keeps its old meaning (both roles), with a
  * warning at start where it lets one key pose as another's listener. Real sockets on loopback.
  */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startRelay, type Relay, type RelayRefusal } from "../../packages/relay/src/index.js";
+import { missingRoleMessage } from "../../packages/relay/src/relay-keys.js";
 import { FakeListener, registerListener } from "./support/fake-listener.js";
 import { httpJson } from "./support/http-json.js";
 import { RawStatusClient } from "./support/raw-status-client.js";
@@ -168,5 +170,17 @@ describe("a bare list of keys: both roles each (what it meant before roles)", ()
     listeners.push(solo);
     const listed = await httpJson(`${relay.httpUrl}/v1/environments`, { headers: { authorization: "Bearer solo-key-0123" } });
     expect((listed.json as { connections: unknown[] }).connections).toHaveLength(1);
+  });
+});
+
+describe("docs/relay.md", () => {
+  it('quotes the refusal texts and the start-up warning as the code writes them ("Key roles")', () => {
+    const page = readFileSync(new URL("../../docs/relay.md", import.meta.url), "utf8");
+    expect(missingRoleMessage("listener")).toBe(NO_LISTENER_ROLE);
+    expect(missingRoleMessage("sdk")).toBe(NO_SDK_ROLE);
+    for (const text of [NO_LISTENER_ROLE, NO_SDK_ROLE]) expect(page).toContain(`\`${text}\``);
+    expect(page).toContain(
+      '`relay: tenant team-a has keys of both roles beside other keys: any of them may act as its listener; give each key one role (docs/relay.md "Key roles")`',
+    );
   });
 });

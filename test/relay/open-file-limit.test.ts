@@ -5,6 +5,7 @@
  * last two run the real CLI in a shell whose `ulimit -n` is low.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { platform } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -99,13 +100,16 @@ function cliUnderLimit(limit: number, args: string[]): Promise<{ exitCode: numbe
 }
 
 describe.runIf(platform() === "linux")("the CLI under a low ulimit -n", () => {
-  it("--max-connections over the limit: exit 1 naming both numbers and the flag; the relay never listens", async () => {
+  it("--max-connections over the limit: exit 1 naming both numbers and the flag; the relay never listens (docs/relay.md quotes the text)", async () => {
     const run = await cliUnderLimit(512, ["--max-connections", "4096"]);
     expect(run.exitCode).toBe(1);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain(
-      "toolrelay-relay: relay: maxConnections 4096 plus 64 descriptors for everything else is more than this process's open-file limit 512; lower maxConnections (--max-connections) to at most 448, or raise the limit (ulimit -n, systemd LimitNOFILE=)",
-    );
+    const text =
+      "toolrelay-relay: relay: maxConnections 4096 plus 64 descriptors for everything else is more than this process's open-file limit 512; lower maxConnections (--max-connections) to at most 448, or raise the limit (ulimit -n, systemd LimitNOFILE=)";
+    expect(run.stderr).toContain(text);
+    const page = readFileSync(new URL("../../docs/relay.md", import.meta.url), "utf8");
+    expect(page).toContain(`\`${text}\``);
+    expect(page).toContain("`relay: maxConnections lowered from its default 4096 to 448 to fit the open-file limit`");
   }, 30_000);
 
   it("the default cap over the limit: it starts with the cap lowered, and says so on stderr", async () => {
