@@ -58,7 +58,9 @@ function script(request: ModelRequest): ScriptedReply {
 }
 
 beforeAll(async () => {
-  stack = await startBridgeStack(script, "openai-lessons", { toolResultTimeoutMs: 1_500 });
+  // mode "unrestricted": the workspace lessons are probed with the runtime's own Bash (`pwd`),
+  // which the default mode (strict) would deny, the bridge having no canUseTool.
+  stack = await startBridgeStack(script, "openai-lessons", { toolResultTimeoutMs: 1_500, session: { mode: "unrestricted" } });
   ({ model, server, bridge } = stack);
   client = stack.client();
 }, 60_000);
@@ -108,6 +110,9 @@ describe("the bridge's lessons, against the real app-server", () => {
       agent: { create: { model: model.modelHandle, name: "openai-runtime-tools" } },
       toolExecution: "runtime",
       workspace: { cwd: workspace },
+      // The runtime's own tools are the subject: named explicitly (the bridge refuses "runtime"
+      // execution in the default mode without a canUseTool).
+      session: { mode: "unrestricted" },
     });
     cleanups.push(() => runtimeBridge.close());
     const runtimeClient = new OpenAI({ apiKey: "unused", baseURL: runtimeBridge.url, maxRetries: 0 });
