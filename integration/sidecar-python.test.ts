@@ -63,6 +63,11 @@ describe("the Python host library's tests (clients/python)", () => {
       "test_a_lost_link_ends_link_lost_and_the_session_goes_on",
       // Killing the host leaves no sidecar after 1 s (by PID).
       "test_killing_the_host_leaves_no_sidecar_after_one_second",
+      // Approvals against the real app-server: a needs_approval tool runs only when the Python callback allows it,
+      // denied the model reads the declined text and the tool never ran; the runtime's Bash asks the same callback.
+      "test_a_needs_approval_tool_runs_only_when_the_python_callback_allows_it_and_denied_the_model_reads_the_declined_text",
+      "test_the_runtimes_bash_asks_the_python_callback_and_runs_only_when_it_allows",
+      "test_an_unanswered_approval_is_cancelled_at_the_sessions_timeout_and_the_model_reads_that_nobody_answered",
       // The shared fixtures, both encodings.
       "test_every_frame_round_trips_byte_for_byte_in_both_encodings",
     ]) {

@@ -8,7 +8,8 @@ import json
 import unittest
 
 import support
-from toolrelay import Tool, decode_body, decode_frames, encode_frame
+from toolrelay import PROTOCOL_VERSIONS, Tool, allow, decode_body, decode_frames, deny, encode_frame
+from toolrelay.approvals import response_body
 from toolrelay.tools import result_body
 
 FRAMES = support.FIXTURES / "frames"
@@ -62,10 +63,16 @@ class ProtocolFixtureTests(unittest.TestCase):
     def test_the_frames_this_library_builds_are_valid(self) -> None:
         weather = Tool("get_weather", "Weather", {"type": "object"}, lambda arguments: "x", {"readOnlyHint": True}, 1000)
         built = [
-            {"type": "hello", "versions": [1], "client": {"name": "toolrelay-python"}},
+            {"type": "hello", "versions": list(PROTOCOL_VERSIONS), "client": {"name": "toolrelay-python"}},
             {"type": "open_session", "session": "s", "backend": {"kind": "local", "url": "ws://127.0.0.1:1/ws"}, "agent": {"id": "a"}, "tools": [weather.definition()]},
             dict({"type": "tool_result", "session": "s", "call": "c"}, **result_body({"answer": [1, 2.5, "ü"]})),
             dict({"type": "tool_result", "session": "s", "call": "c"}, **result_body(None)),
+            {"type": "open_session", "session": "s", "backend": {"kind": "local", "url": "ws://127.0.0.1:1/ws"}, "agent": {"id": "a"},
+             "tools": [Tool("delete_file", "Deletes", {"type": "object"}, lambda arguments: "x", needs_approval=True).definition()], "options": {"approvals": True}},
+            dict({"type": "approval_response", "session": "s", "approval": "approval-1"}, **response_body(allow())),
+            dict({"type": "approval_response", "session": "s", "approval": "approval-1"}, **response_body(allow({"path": "b"}))),
+            dict({"type": "approval_response", "session": "s", "approval": "approval-1"}, **response_body(deny())),
+            dict({"type": "approval_response", "session": "s", "approval": "approval-1"}, **response_body(deny("no"))),
         ]
         for frame in built:
             with self.subTest(frame=frame["type"]):

@@ -6,11 +6,14 @@ the model received after each Python tool ran."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import unittest
 from typing import Any, Dict, List
 
 import support
-from toolrelay import ToolErrorFault, error_result, start_sidecar, tool
+from toolrelay import ApprovalRequest, ToolErrorFault, deny, error_result, start_sidecar, tool
 
 WEATHER_SCHEMA = {
     "type": "object",
@@ -49,11 +52,12 @@ class RealAppServerTests(unittest.IsolatedAsyncioTestCase):
     async def asyncTearDown(self) -> None:
         self.assertEqual(await self.sidecar.close(), 0)
 
-    async def open(self, *tools):
+    async def open(self, *tools, **extra):
         return await self.sidecar.open_session(
             backend={"kind": "local", "url": self.stack.ready["url"]},
             agent={"create": {"model": self.stack.ready["model"], "name": "toolrelay-python"}},
             tools=list(tools),
+            **extra,
         )
 
     def model_requests(self, start: int) -> List[Dict[str, Any]]:
@@ -127,6 +131,63 @@ class RealAppServerTests(unittest.IsolatedAsyncioTestCase):
         texts = [entry["text"] for request in self.model_requests(mark) for entry in request["tool_results"]]
         self.assertEqual(len(texts), 1)
         self.assertIn("missing required parameter: city", texts[0])
+
+    async def test_a_needs_approval_tool_runs_only_when_the_python_callback_allows_it_and_denied_the_model_reads_the_declined_text(self) -> None:
+        deleted: List[Any] = []
+        asked: List[ApprovalRequest] = []
+
+        @tool(description="Deletes a file", input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}, needs_approval=True)
+        def delete_file(arguments):
+            deleted.append(arguments)
+            return "deleted %s (in Python)" % arguments["path"]
+
+        def on_approval(request: ApprovalRequest):
+            asked.append(request)
+            return True if request.input["path"] == "old.txt" else deny("Keep that one.")
+
+        session = await self.open(delete_file, on_approval=on_approval)
+        mark = self.stack.mark()
+        allowed = await session.send('CALL delete_file {"path": "old.txt"}').result()
+        self.assertEqual([call["outcome"] for call in allowed.tool_calls], ["ok"])
+        self.assertEqual(deleted, [{"path": "old.txt"}])
+        self.assertEqual([entry["text"] for request in self.model_requests(mark) for entry in request["tool_results"]], ["deleted old.txt (in Python)"])
+
+        mark = self.stack.mark()
+        denied = await session.send('CALL delete_file {"path": "keep.txt"}').result()
+        self.assertEqual(denied.fault, "ok")
+        self.assertEqual([call["outcome"] for call in denied.tool_calls], ["denied"])
+        # The tool never ran; the model read that the user declined it, as the call's result.
+        self.assertEqual(deleted, [{"path": "old.txt"}])
+        texts = [entry["text"] for request in self.model_requests(mark) for entry in request["tool_results"]]
+        self.assertEqual(texts, ["The user declined this call of tool delete_file; it was not run. The user said: Keep that one."])
+        self.assertEqual([(request.kind, request.tool, request.input) for request in asked], [
+            ("client_tool", "delete_file", {"path": "old.txt"}),
+            ("client_tool", "delete_file", {"path": "keep.txt"}),
+        ])
+        self.assertEqual(len({request.idempotency_key for request in asked}), 2)
+
+    async def test_the_runtimes_bash_asks_the_python_callback_and_runs_only_when_it_allows(self) -> None:
+        scratch = tempfile.mkdtemp(prefix="toolrelay-python-approvals-")
+        self.addCleanup(shutil.rmtree, scratch, True)
+        asked: List[ApprovalRequest] = []
+
+        def on_approval(request: ApprovalRequest):
+            asked.append(request)
+            return request.input.get("command", "").endswith("allowed.txt")
+
+        session = await self.open(on_approval=on_approval)
+        denied_target = os.path.join(scratch, "denied.txt")
+        mark = self.stack.mark()
+        await session.send('CALL Bash %s' % json.dumps({"command": "touch %s" % denied_target, "description": "create a file"})).result()
+        self.assertFalse(os.path.exists(denied_target))
+        texts = [entry["text"] for request in self.model_requests(mark) for entry in request["tool_results"]]
+        self.assertEqual(len(texts), 1)
+        self.assertIn("The user denied permission for Bash; it was not run.", texts[0])
+
+        allowed_target = os.path.join(scratch, "allowed.txt")
+        await session.send('CALL Bash %s' % json.dumps({"command": "touch %s" % allowed_target, "description": "create a file"})).result()
+        self.assertTrue(os.path.exists(allowed_target))
+        self.assertEqual([(request.kind, request.tool, request.idempotency_key) for request in asked], [("runtime_tool", "Bash", None)] * 2)
 
 
 if __name__ == "__main__":

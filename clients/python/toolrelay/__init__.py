@@ -9,6 +9,7 @@ only; Python >= 3.9.
         result = await session.send("What is the weather in Paris?").result()
 """
 
+from .approvals import ApprovalDecision, ApprovalRequest, allow, deny
 from .faults import (
     FAULT_CLASSES,
     CancelledFault,
@@ -28,7 +29,7 @@ from .faults import (
     TurnFault,
     TurnInProgressFault,
 )
-from .frames import PROTOCOL_VERSION, decode_body, decode_frames, encode_body, encode_frame
+from .frames import PROTOCOL_VERSION, PROTOCOL_VERSIONS, decode_body, decode_frames, encode_body, encode_frame
 from .session import Session
 from .sidecar import Sidecar, default_command, minimal_environment, start_sidecar
 from .tools import Tool, ToolContext, ToolResult, error_result, image, text, tool
@@ -39,6 +40,9 @@ __version__ = "0.1.0"
 __all__ = [
     "FAULT_CLASSES",
     "PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "ApprovalDecision",
+    "ApprovalRequest",
     "CancelledFault",
     "IncompleteFault",
     "InputRefusedFault",
@@ -63,7 +67,9 @@ __all__ = [
     "TurnFault",
     "TurnInProgressFault",
     "TurnResult",
+    "allow",
     "decode_body",
+    "deny",
     "decode_frames",
     "default_command",
     "encode_body",

@@ -12,8 +12,12 @@ from typing import Any, Dict
 from . import _msgpack
 
 HEADER_BYTES = 4
-#: The protocol version this library speaks.
-PROTOCOL_VERSION = 1
+#: The newest protocol version this library speaks (2: approvals).
+PROTOCOL_VERSION = 2
+#: Every protocol version this library speaks, offered in ``hello``; the sidecar picks the highest it shares.
+PROTOCOL_VERSIONS = (1, 2)
+#: The first protocol version with approvals (``needs_approval``, ``on_approval``).
+APPROVALS_PROTOCOL_VERSION = 2
 #: The sidecar's default largest frame body (16 MiB).
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
 ENCODINGS = ("json", "msgpack")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
+from .approvals import ApprovalCallback, ApprovalRequest, ask, response_body
 from .faults import SidecarError, SidecarGone, ToolrelayError
 from .tools import Tool, ToolContext, error_text, result_body
 from .turns import Turn, TurnResult
@@ -28,7 +29,7 @@ class _RunningCall:
 class Session:
     """An open session. Created by :meth:`Sidecar.open_session`."""
 
-    def __init__(self, sidecar: "Sidecar", session_id: str, tools: List[Tool]) -> None:
+    def __init__(self, sidecar: "Sidecar", session_id: str, tools: List[Tool], on_approval: Optional[ApprovalCallback] = None) -> None:
         self.sidecar = sidecar
         self.id = session_id
         self.agent_id = ""
@@ -42,6 +43,8 @@ class Session:
         self._tools = {tool.name: tool for tool in tools}
         self._turns: Dict[str, Turn] = {}
         self._calls: Dict[str, _RunningCall] = {}
+        self._on_approval = on_approval
+        self._approvals: Dict[str, Tuple[ApprovalRequest, "asyncio.Task[None]"]] = {}
         self._closed: "asyncio.Future[str]" = asyncio.get_running_loop().create_future()
         self._closed.add_done_callback(lambda future: future.cancelled() or future.exception())
 
@@ -95,6 +98,13 @@ class Session:
             if running is not None:
                 running.context._cancel(frame.get("reason", "cancelled"), frame.get("message", ""))
                 running.task.cancel()
+        elif kind == "approval_request":
+            self._start_approval(frame)
+        elif kind == "approval_cancel":
+            asked = self._approvals.pop(frame.get("approval"), None)
+            if asked is not None:
+                asked[0]._cancel(frame.get("reason", "cancelled"))
+                asked[1].cancel()
         elif kind == "session_closed":
             self._finish(frame.get("reason", "closed"))
 
@@ -145,6 +155,32 @@ class Session:
         except SidecarGone:
             pass
 
+    def _start_approval(self, frame: Dict[str, Any]) -> None:
+        request = ApprovalRequest(frame)
+        task = asyncio.get_running_loop().create_task(self._run_approval(request))
+        self._approvals[request.approval] = (request, task)
+
+    async def _run_approval(self, request: ApprovalRequest) -> None:
+        try:
+            if self._on_approval is None:  # The sidecar asks only a host that said approvals: true.
+                body: Dict[str, Any] = {"allow": False, "message": "this host has no approval callback"}
+            else:
+                body = response_body(await ask(self._on_approval, request))
+        except asyncio.CancelledError:
+            if request.cancelled.is_set():
+                return  # The question is moot: nothing to answer.
+            raise
+        finally:
+            asked = self._approvals.get(request.approval)
+            if asked is not None and asked[0] is request:
+                del self._approvals[request.approval]
+        if request.cancelled.is_set():
+            return
+        try:
+            await self.sidecar._send(dict({"type": "approval_response", "session": self.id, "approval": request.approval}, **body))
+        except SidecarGone:
+            pass
+
     def _finish(self, reason: str) -> None:
         if self.closed:
             return
@@ -156,6 +192,10 @@ class Session:
             running.context._cancel("cancelled", "the session closed")
             running.task.cancel()
         self._calls.clear()
+        for request, task in list(self._approvals.values()):
+            request._cancel("cancelled")
+            task.cancel()
+        self._approvals.clear()
 
     def _gone(self, error: ToolrelayError) -> None:
         if self.closed:

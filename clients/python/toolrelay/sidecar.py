@@ -11,7 +11,8 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .faults import SessionOpenError, SidecarError, SidecarGone
-from .frames import DEFAULT_MAX_FRAME_BYTES, ENCODINGS, PROTOCOL_VERSION, FrameError, decode_body, encode_frame, header_size
+from .approvals import ApprovalCallback
+from .frames import APPROVALS_PROTOCOL_VERSION, DEFAULT_MAX_FRAME_BYTES, ENCODINGS, PROTOCOL_VERSIONS, FrameError, decode_body, encode_frame, header_size
 from .session import Session
 from .tools import Tool
 
@@ -66,7 +67,7 @@ class Sidecar:
         return self.process.pid
 
     async def _hello(self, client: str) -> None:
-        await self._send({"type": "hello", "versions": [PROTOCOL_VERSION], "client": {"name": client}})
+        await self._send({"type": "hello", "versions": list(PROTOCOL_VERSIONS), "client": {"name": client}})
         self.welcome = await self._welcomed
 
     async def open_session(
@@ -78,16 +79,28 @@ class Sidecar:
         conversation: Optional[str] = None,
         options: Optional[Dict[str, Any]] = None,
         session_id: Optional[str] = None,
+        on_approval: Optional[ApprovalCallback] = None,
     ) -> Session:
         """Open a session with ``tools`` (they run here, in this process). Raises
-        :class:`SessionOpenError` with the sidecar's code (``connect_failed``, ``invalid_tool_definition``...)."""
+        :class:`SessionOpenError` with the sidecar's code (``connect_failed``, ``invalid_tool_definition``...).
+
+        ``on_approval``: answers approvals (see :mod:`toolrelay.approvals`) -- the calls of the
+        ``needs_approval=True`` tools and of the runtime's own tools (Bash, Write...) that the mode
+        does not let run at once. It sets ``options["approvals"] = True``. Without it those runtime
+        tool calls are denied, and a ``needs_approval`` tool fails the session (``invalid_options``)."""
         session_id = session_id or "session-%d" % next(_session_numbers)
+        if on_approval is not None:
+            if not callable(on_approval):
+                raise TypeError("on_approval must be callable")
+            if self.welcome.get("version", 1) < APPROVALS_PROTOCOL_VERSION:
+                raise ValueError("on_approval needs sidecar protocol version %d; this sidecar speaks %s" % (APPROVALS_PROTOCOL_VERSION, self.welcome.get("version")))
+            options = dict(options or {}, approvals=True)
         frame: Dict[str, Any] = {"type": "open_session", "session": session_id, "backend": backend, "agent": agent, "tools": [tool.definition() for tool in tools]}
         if conversation is not None:
             frame["conversation"] = conversation
         if options is not None:
             frame["options"] = options
-        session = Session(self, session_id, list(tools))
+        session = Session(self, session_id, list(tools), on_approval)
         opened: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
         self._opening[session_id] = opened
         self._sessions[session_id] = session

@@ -78,7 +78,11 @@ class Tool:
     A name of one of the runtime's own tools (``Read``, ``Bash``, ``Write``, ...) needs
     ``overrides_runtime_tool=True``: the tool then replaces the runtime's tool of that name (the
     model is offered this one instead, and its calls come here). Without it the sidecar refuses the
-    session with ``reserved_tool_name``."""
+    session with ``reserved_tool_name``.
+
+    ``needs_approval=True``: every call is first put to the session's ``on_approval`` callback and
+    runs only when it allows it; denied, the model reads that the user declined it. A session with
+    such a tool and no ``on_approval`` is refused (``invalid_options``)."""
 
     name: str
     description: str
@@ -87,6 +91,7 @@ class Tool:
     annotations: Optional[Dict[str, Any]] = None
     timeout_ms: Optional[int] = None
     overrides_runtime_tool: bool = False
+    needs_approval: bool = False
     _wants_context: bool = field(init=False, repr=False, default=True)
 
     def __post_init__(self) -> None:
@@ -103,6 +108,8 @@ class Tool:
             entry["timeout_ms"] = self.timeout_ms
         if self.overrides_runtime_tool:
             entry["overrides_runtime_tool"] = True
+        if self.needs_approval:
+            entry["needs_approval"] = True
         return entry
 
     async def invoke(self, value: Any, context: ToolContext) -> Any:
@@ -125,13 +132,15 @@ def tool(
     annotations: Optional[Dict[str, Any]] = None,
     timeout_ms: Optional[int] = None,
     overrides_runtime_tool: bool = False,
+    needs_approval: bool = False,
 ) -> Callable[[Handler], Tool]:
     """Decorator: ``@tool(description=..., input_schema=...)`` turns a function into a :class:`Tool`
     (named after the function unless ``name`` is given). ``overrides_runtime_tool=True`` lets it take
-    the name of one of the runtime's own tools (``Read``, ``Bash``, ...) and replace that tool."""
+    the name of one of the runtime's own tools (``Read``, ``Bash``, ...) and replace that tool;
+    ``needs_approval=True`` makes each call ask the session's ``on_approval`` first."""
 
     def wrap(handler: Handler) -> Tool:
-        return Tool(name or handler.__name__, description, input_schema, handler, annotations, timeout_ms, overrides_runtime_tool)
+        return Tool(name or handler.__name__, description, input_schema, handler, annotations, timeout_ms, overrides_runtime_tool, needs_approval)
 
     return wrap
 
