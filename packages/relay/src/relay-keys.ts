@@ -27,7 +27,9 @@ export interface TenantKeys {
 
 /** One configured key: its tenant and its roles. */
 export interface RelayKey {
+  /** The tenant the key leads to. */
   tenant: string;
+  /** What the key may do, in the order of {@link RELAY_KEY_ROLES}; never empty. */
   roles: readonly RelayKeyRole[];
 }
 
