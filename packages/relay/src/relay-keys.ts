@@ -29,7 +29,7 @@ export interface TenantKeys {
 export interface RelayKey {
   /** The tenant the key leads to. */
   tenant: string;
-  /** What the key may do, in the order of {@link RELAY_KEY_ROLES}; never empty. */
+  /** What the key may do (`listener` before `sdk`); never empty. */
   roles: readonly RelayKeyRole[];
 }
 
