@@ -235,6 +235,22 @@ describe("client tools that need approval, asked in the editor", () => {
     expect(closed).toEqual([]);
   });
 
+  it("the toolrelay session closing while the editor asks: the request is cancelled, the tool does not run", async () => {
+    const closed: string[] = [];
+    const h = await harness(async (turn) => void (await turn.callTool("close_ticket", { ticket: "T-6" })), {
+      session: { tools: [closeTicketTool(closed)] },
+      editor: { permission: neverAnswer },
+    });
+    const sessionId = await h.newSession();
+    const prompt = h.prompt(sessionId, "close T-6");
+    prompt.catch(() => undefined); // how the prompt ends once its session is gone is not this test's subject
+    await until(() => h.editor.permissionRequests.length === 1, "the editor asked");
+    await h.agent.sessionOf(sessionId)!.close();
+    await until(() => h.editor.cancelledPermissions.length === 1, "the editor's permission request cancelled");
+    expect(cancelledRequestIds(h.editor)).toEqual(h.editor.cancelledPermissions);
+    expect(closed).toEqual([]);
+  });
+
   it("an editor that fails the request: the client tool does not run, its approval could not be checked", async () => {
     const closed: string[] = [];
     const results: string[] = [];
