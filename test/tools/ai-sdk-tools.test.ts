@@ -167,6 +167,21 @@ describe("fromAiSdkTools", () => {
     ]);
   });
 
+  it("a needsApproval function's answer is read as the AI SDK reads it: truthy asks, sync or async", async () => {
+    const answers: unknown[] = ["yes", 1, {}, "", 0, undefined, null];
+    const [untyped] = fromAiSdkTools({
+      untyped: { description: "d", inputSchema: z.object({}), needsApproval: (() => answers.shift()) as never, execute: () => "x" },
+    });
+    const [asynchronous] = fromAiSdkTools({
+      asynchronous: { description: "d", inputSchema: z.object({}), needsApproval: (async () => "yes") as never, execute: () => "x" },
+    });
+    const approvalContext = { toolCallId: "call-9", agentId: "agent", conversationId: "conv", idempotencyKey: "tr1_key" };
+    const ask = untyped!.needsApproval as (input: unknown, context: ToolApprovalContext) => boolean;
+    expect(Array.from({ length: 7 }, () => ask({}, approvalContext))).toEqual([true, true, true, false, false, false, false]);
+    const askLater = asynchronous!.needsApproval as (input: unknown, context: ToolApprovalContext) => PromiseLike<boolean>;
+    expect(await askLater({}, approvalContext)).toBe(true);
+  });
+
   it("refuses a needsApproval that is neither a boolean nor a function, naming the tool", () => {
     for (const [value, shown] of [
       ["yes", '"yes"'],

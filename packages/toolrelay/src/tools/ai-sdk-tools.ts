@@ -137,13 +137,20 @@ function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAiSdkTool
   } as Parameters<typeof defineTool<ToolInputSchema>>[0]);
 }
 
-/** The AI SDK's `needsApproval` as `defineTool`'s: a function gets `{ toolCallId, messages: [] }` (the runtime keeps the conversation). */
+/**
+ * The AI SDK's `needsApproval` as `defineTool`'s: a function gets `{ toolCallId, messages: [] }`
+ * (the runtime keeps the conversation), and its answer is read as the AI SDK reads it (truthy:
+ * ask), so an untyped function that answers `"yes"` or `1` asks rather than runs.
+ */
 function needsApprovalOf(value: unknown, fail: (message: string) => ToolrelayError): NeedsApproval<unknown> | undefined {
   if (value === undefined || typeof value === "boolean") return value;
   if (typeof value !== "function")
     throw fail(`needsApproval must be a boolean or a function (input, { toolCallId, messages }), got ${describe(value)}`);
   const ask = value as AiNeedsApproval;
-  return (input, { toolCallId }) => ask(input, { toolCallId, messages: [] });
+  return (input, { toolCallId }) => {
+    const answer: unknown = ask(input, { toolCallId, messages: [] });
+    return typeof (answer as PromiseLike<unknown> | null)?.then === "function" ? Promise.resolve(answer).then(Boolean) : Boolean(answer);
+  };
 }
 
 /** The AI SDK's `outputSchema` as `defineTool`'s; `undefined` when there is none, or it only describes (`jsonSchema(...)` without `validate`). */
