@@ -7,10 +7,15 @@
  * server only when allowed; without `canUseTool` it is denied (`no-approver`), the model reads
  * why, and the server's tool never ran (the file it would write does not exist).
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { deniedText } from "../../packages/toolrelay/src/calls/index.js";
 import type { ApprovalRequest, ToolCallEndEvent } from "../../packages/toolrelay/src/index.js";
@@ -87,6 +92,37 @@ describe("mcpTools approval policy: which tools ask", () => {
   it('"destructive" reads MCP\'s defaults: an unannotated tool asks (it may be destructive), a readOnlyHint one does not', async () => {
     const tools = await asking({ command: process.execPath, args: [TEST_SERVER], name: "test", approval: "destructive" });
     expect(tools).toMatchObject({ echo: false, slow_delete: true, rich: true, fails: true, dotted_name: true });
+  });
+
+  it("a Streamable HTTP server gets the same policy: its unannotated and destructive tools ask, its readOnly one does not", async () => {
+    const transports = new Map<string, StreamableHTTPServerTransport>();
+    const http = createServer(async (request, response) => {
+      const id = request.headers["mcp-session-id"];
+      let transport = typeof id === "string" ? transports.get(id) : undefined;
+      if (!transport) {
+        transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sessionId) => void transports.set(sessionId, transport!),
+        });
+        const server = new McpServer({ name: "toolrelay-approval-http", version: "1.0.0" });
+        const ok = async () => ({ content: [{ type: "text" as const, text: "ok" }] });
+        server.registerTool("lookup", { description: "Looks up.", annotations: { readOnlyHint: true } }, ok);
+        server.registerTool("purge", { description: "Purges.", annotations: { destructiveHint: true } }, ok);
+        server.registerTool("append", { description: "Appends.", annotations: { destructiveHint: false } }, ok);
+        server.registerTool("unannotated", { description: "Says nothing about itself." }, ok);
+        await server.connect(transport);
+      }
+      await transport.handleRequest(request, response);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+      expect(await asking({ url, approval: "destructive" })).toEqual({ lookup: false, purge: true, append: false, unannotated: true });
+    } finally {
+      for (const source of open.splice(0)) await source.close();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
   });
 
   it('"always": every tool asks', async () => {
