@@ -16,6 +16,9 @@ export interface InputIssue {
 /** `ok` with the value `execute` receives, or every issue found. */
 export type InputValidation = { ok: true; value: unknown } | { ok: false; issues: InputIssue[] };
 
+/** Which schema of a tool is checking a value: its `inputSchema` or its `outputSchema` (the words of a failure say which). */
+export type SchemaRole = "input" | "output";
+
 /** A validation that failed with one issue at `path` (default `(root)`). */
 export function invalidAt(message: string, path = "(root)"): InputValidation {
   return { ok: false, issues: [{ path, message }] };

@@ -21,7 +21,7 @@ import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolrelayError } from "../errors.js";
 import { formatPath } from "../wire/index.js";
-import { invalidAt, invalidWith, type InputIssue, type InputValidation } from "./input-issues.js";
+import { invalidAt, invalidWith, type InputIssue, type InputValidation, type SchemaRole } from "./input-issues.js";
 
 /** A compiled validator: never throws. */
 export type JsonSchemaValidator = (input: unknown) => InputValidation;
@@ -50,7 +50,7 @@ const dialects: Record<string, () => AjvInstance> = {
  * a schema ajv cannot compile (an unresolvable `$ref`, a keyword with a value
  * of the wrong type), with ajv's reason.
  */
-export function compileJsonSchemaValidator(schema: Readonly<Record<string, unknown>>): JsonSchemaValidator {
+export function compileJsonSchemaValidator(schema: Readonly<Record<string, unknown>>, role: SchemaRole = "input"): JsonSchemaValidator {
   const dialect = dialectOf(schema.$schema);
   let ajv = instances.get(dialect);
   if (ajv === undefined) {
@@ -63,7 +63,7 @@ export function compileJsonSchemaValidator(schema: Readonly<Record<string, unkno
   } catch (error) {
     throw new ToolrelayError(
       "INVALID_TOOL_DEFINITION",
-      `input JSON Schema does not compile: ${error instanceof Error ? error.message : String(error)}`,
+      `${role} JSON Schema does not compile: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
   } finally {
@@ -74,7 +74,7 @@ export function compileJsonSchemaValidator(schema: Readonly<Record<string, unkno
     try {
       if (validate(input)) return { ok: true, value: input };
     } catch (error) {
-      return invalidAt(`the tool's input schema failed to run: ${error instanceof Error ? error.message : String(error)}`);
+      return invalidAt(`the tool's ${role} schema failed to run: ${error instanceof Error ? error.message : String(error)}`);
     }
     return invalidWith(issuesOf(validate.errors ?? []));
   };

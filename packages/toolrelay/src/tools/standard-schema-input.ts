@@ -18,7 +18,15 @@
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import { formatPath } from "../wire/index.js";
-import { findProtoKey, invalidAt, invalidWith, protoKeyRefused, type InputIssue, type InputValidation } from "./input-issues.js";
+import {
+  findProtoKey,
+  invalidAt,
+  invalidWith,
+  protoKeyRefused,
+  type InputIssue,
+  type InputValidation,
+  type SchemaRole,
+} from "./input-issues.js";
 import { errorText } from "./tool-result.js";
 
 /** `true` for a Standard Schema v1 validator (any library). zod 4 schemas are one too; check zod first. */
@@ -136,16 +144,20 @@ function joinPath(path: string, name: string): string {
  * refinement). Never throws and the promise never rejects: a validator that
  * throws is an issue at `(root)`.
  */
-export function validateStandardInput(schema: StandardSchemaV1, input: unknown): InputValidation | Promise<InputValidation> {
+export function validateStandardInput(
+  schema: StandardSchemaV1,
+  input: unknown,
+  role: SchemaRole = "input",
+): InputValidation | Promise<InputValidation> {
   const protoPath = findProtoKey(input);
   if (protoPath !== undefined) return protoKeyRefused(protoPath);
   let result: StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>>;
   try {
     result = schema["~standard"].validate(input);
   } catch (error) {
-    return failedToRun(error);
+    return failedToRun(error, role);
   }
-  if (isPromiseLike(result)) return Promise.resolve(result).then(fromResult, failedToRun);
+  if (isPromiseLike(result)) return Promise.resolve(result).then(fromResult, (error: unknown) => failedToRun(error, role));
   return fromResult(result);
 }
 
@@ -159,8 +171,8 @@ function toInputIssue(issue: StandardSchemaV1.Issue): InputIssue {
   return { path: formatPath(path), message: typeof issue.message === "string" && issue.message !== "" ? issue.message : "Invalid input" };
 }
 
-function failedToRun(error: unknown): InputValidation {
-  return invalidAt(`the tool's input schema failed to run: ${errorText(error)}`);
+function failedToRun(error: unknown, role: SchemaRole): InputValidation {
+  return invalidAt(`the tool's ${role} schema failed to run: ${errorText(error)}`);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<StandardSchemaV1.Result<unknown>> {

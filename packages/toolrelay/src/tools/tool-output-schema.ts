@@ -40,11 +40,11 @@ export type OutputValidator = (value: unknown) => InputValidation | Promise<Inpu
  */
 export function resolveToolOutput(outputSchema: unknown): OutputValidator | undefined {
   if (outputSchema === undefined) return undefined;
-  if (isZodSchema(outputSchema)) return (value) => validateToolInput(outputSchema, value);
-  if (isZod3Schema(outputSchema)) return (value) => validateZod3Input(outputSchema, value);
-  if (isStandardSchema(outputSchema)) return (value) => validateStandardInput(outputSchema, value);
+  if (isZodSchema(outputSchema)) return (value) => validateToolInput(outputSchema, value, "output");
+  if (isZod3Schema(outputSchema)) return (value) => validateZod3Input(outputSchema, value, "output");
+  if (isStandardSchema(outputSchema)) return (value) => validateStandardInput(outputSchema, value, "output");
   if (typeof outputSchema === "object" && outputSchema !== null && !Array.isArray(outputSchema)) {
-    return compileJsonSchemaValidator(outputSchema as Record<string, unknown>);
+    return compileJsonSchemaValidator(outputSchema as Record<string, unknown>, "output");
   }
   throw new ToolrelayError(
     "INVALID_TOOL_DEFINITION",

@@ -5,7 +5,15 @@
  */
 import { z } from "zod/v4";
 import { flattenIssues, formatPath } from "../wire/index.js";
-import { findProtoKey, invalidAt, invalidWith, protoKeyRefused, type InputIssue, type InputValidation } from "./input-issues.js";
+import {
+  findProtoKey,
+  invalidAt,
+  invalidWith,
+  protoKeyRefused,
+  type InputIssue,
+  type InputValidation,
+  type SchemaRole,
+} from "./input-issues.js";
 import { errorText } from "./tool-result.js";
 import type { Zod3SafeParseResult, Zod3Schema } from "./zod3-json-schema.js";
 
@@ -15,14 +23,14 @@ import type { Zod3SafeParseResult, Zod3Schema } from "./zod3-json-schema.js";
  * run) is reported as an issue at `(root)`. A `__proto__` key anywhere in the
  * input is refused first (see `findProtoKey`).
  */
-export function validateToolInput(schema: z.ZodType, input: unknown): InputValidation {
+export function validateToolInput(schema: z.ZodType, input: unknown, role: SchemaRole = "input"): InputValidation {
   const protoPath = findProtoKey(input);
   if (protoPath !== undefined) return protoKeyRefused(protoPath);
   let result: z.ZodSafeParseResult<unknown>;
   try {
     result = z.safeParse(schema, input);
   } catch (error) {
-    return invalidAt(`the tool's input schema failed to run: ${errorText(error)}`);
+    return invalidAt(`the tool's ${role} schema failed to run: ${errorText(error)}`);
   }
   if (result.success) return { ok: true, value: result.data };
   return invalidWith(flattenIssues(result.error.issues).map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
@@ -32,14 +40,14 @@ export function validateToolInput(schema: z.ZodType, input: unknown): InputValid
  * The same for a zod 3 schema (`schema.safeParse(input)`): an `invalid_union` becomes the issues
  * of its closest variant, as for zod 4.
  */
-export function validateZod3Input(schema: Zod3Schema, input: unknown): InputValidation {
+export function validateZod3Input(schema: Zod3Schema, input: unknown, role: SchemaRole = "input"): InputValidation {
   const protoPath = findProtoKey(input);
   if (protoPath !== undefined) return protoKeyRefused(protoPath);
   let result: Zod3SafeParseResult;
   try {
     result = schema.safeParse(input);
   } catch (error) {
-    return invalidAt(`the tool's input schema failed to run: ${errorText(error)}`);
+    return invalidAt(`the tool's ${role} schema failed to run: ${errorText(error)}`);
   }
   if (result.success) return { ok: true, value: result.data };
   return invalidWith(zod3Issues(result.error.issues, []));
