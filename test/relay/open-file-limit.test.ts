@@ -112,11 +112,12 @@ describe.runIf(platform() === "linux")("the CLI under a low ulimit -n", () => {
     expect(page).toContain("`relay: maxConnections lowered from its default 4096 to 448 to fit the open-file limit`");
   }, 30_000);
 
-  it("the default cap over the limit: it starts with the cap lowered, and says so on stderr", async () => {
+  it("the default cap over the limit: it starts with the cap lowered, says so on stderr, and a SIGTERM right after its address stops it with 0", async () => {
     const run = await cliUnderLimit(512, []);
     expect(run.stdout).toMatch(/^Relay listening on http:\/\/127\.0\.0\.1:\d+\n$/);
     expect(run.stderr).toContain(
       '[relay] relay: maxConnections lowered from its default 4096 to 448 to fit the open-file limit {"openFileLimit":512,"headroom":64}',
     );
+    expect(run.exitCode).toBe(0);
   }, 30_000);
 });
