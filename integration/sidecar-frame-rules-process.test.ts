@@ -4,7 +4,9 @@
  * (only `hello` and `shutdown` are checked field by field before it), and a `tool_result` or
  * `tool_error` for a session that is not open gets `unknown_session` — while an answer to a call
  * the sidecar cancelled stays silent, also once its session is closed, and an answer to no call of
- * an open session stays `unknown_call`.
+ * an open session stays `unknown_call`. And approvals (protocol version 2): a `needs_approval` tool
+ * runs only after the host's `approval_response` allows it, and every answer the sidecar cannot use
+ * — for no such approval, twice, another session's, a bad shape — gets its named error frame.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedRuntime, type ScriptedRuntime } from "../packages/toolrelay/src/testing/index.js";
@@ -102,5 +104,46 @@ describe("toolrelay-sidecar's error codes, as docs/sidecar.md names them", () =>
     // Frames are handled in order: the first error after the late answer is the next frame's.
     expect((await errorsAfter(host, from, 1)).map((error) => [error.code, error.call])).toEqual([["unknown_session", "call-404"]]);
     expect(runtime.calls[0]).toMatchObject({ status: "answered", response: { error: expect.stringContaining("cancelled") } });
+  });
+
+  it("approvals: the call runs only once allowed; unknown, repeated, another session's and malformed answers each get their error", async () => {
+    const runtime = await scripted();
+    const host = start();
+    await host.greet();
+    const guarded = { ...echo, name: "guarded", needs_approval: true };
+    await host.open("s", runtime.url, [guarded], { options: { approvals: true } });
+    await host.open("other", runtime.url, [], { options: { approvals: true } });
+    host.answerCalls((call) => ({ type: "tool_result", content: [{ type: "text", text: `ran ${JSON.stringify(call.input)}` }] }));
+
+    let from = host.frames.length;
+    host.send({ type: "send", session: "s", turn: "t1", message: 'CALL guarded {"a":1}' });
+    const request = await host.next({ type: "approval_request", session: "s" }, { from });
+    expect(request).toMatchObject({ kind: "client_tool", tool: "guarded", input: { a: 1 }, turn: "t1" });
+    const asked = host.frames.length;
+    host.send({ type: "approval_response", session: "s", approval: "approval-404", allow: true });
+    host.send({ type: "approval_response", session: "other", approval: request.approval, allow: true });
+    host.send({ type: "approval_response", session: "s", approval: request.approval, allow: "yes" });
+    expect((await errorsAfter(host, asked, 3)).map((error) => [error.code, error.session, error.approval])).toEqual([
+      ["unknown_approval", "s", "approval-404"],
+      ["unknown_approval", "other", request.approval],
+      ["invalid_frame", "s", request.approval],
+    ]);
+    // The malformed answer denied it (fail closed): no tool_call was sent, the model read the denial.
+    const end = await host.next({ type: "turn_end", turn: "t1" }, { from });
+    expect(end).toMatchObject({ fault: "ok", tool_calls: [{ call: null, tool: "guarded", outcome: "denied" }] });
+    expect(host.frames.slice(from).some((frame) => frame.type === "tool_call")).toBe(false);
+    from = host.frames.length;
+    host.send({ type: "approval_response", session: "s", approval: request.approval, allow: true });
+    expect((await errorsAfter(host, from, 1)).map((error) => [error.code, error.message])).toEqual([
+      ["unknown_approval", `approval ${request.approval} of session s was answered already; the first answer stands`],
+    ]);
+
+    // Allowed: the tool_call follows the approval, and the model reads the host's result.
+    from = host.frames.length;
+    host.send({ type: "send", session: "s", turn: "t2", message: 'CALL guarded {"a":2}' });
+    const second = await host.next({ type: "approval_request", session: "s" }, { from });
+    host.send({ type: "approval_response", session: "s", approval: second.approval, allow: true });
+    expect(await host.next({ type: "turn_end", turn: "t2" }, { from })).toMatchObject({ fault: "ok", text: 'done: ran {"a":2}' });
+    expect(host.problems).toEqual([]);
   });
 });

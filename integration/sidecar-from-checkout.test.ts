@@ -84,7 +84,7 @@ describe('docs/sidecar.md, "From a checkout"', () => {
     child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
     child.stderr.setEncoding("utf8").on("data", (text: string) => (output += text));
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-    expect(output).toContain("welcome 1 toolrelay-sidecar");
+    expect(output).toContain("welcome 2 toolrelay-sidecar");
     expect(code, output).toBe(0);
   });
 });
