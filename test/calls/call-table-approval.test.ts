@@ -142,7 +142,7 @@ describe("CallTable approval", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("an approved call's deadline is clipped to what is left of the runtime's 300 s (whole seconds), and never under 1 s", async () => {
+  it("an approved call's deadline is clipped to what is left of the runtime's 300 s (whole seconds)", async () => {
     const asking = askingTool({ timeoutMs: 300_000 });
     const judge = approver();
     const h = createHarness({ approvalTimeoutMs: 299_000 }, asking.tool, judge.approve);
@@ -158,16 +158,28 @@ describe("CallTable approval", () => {
     expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "timeout", timeoutMs: 49_000 }]);
     expect(h.settled[0]!.record.settledAt - h.settled[0]!.record.startedAt).toBe(299_500);
 
-    // Approved with less than a second left: it still gets 1 s.
-    h.request("r2", "t2", { input });
+  });
+
+  it("approved with less than a second of the runtime's 300 s left (its needsApproval took a while): it still gets 1 s", async () => {
+    const slowCheck = askingTool({
+      timeoutMs: 300_000,
+      needsApproval: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 2_000)),
+    });
+    const judge = approver();
+    const h = createHarness({ approvalTimeoutMs: 299_000 }, slowCheck.tool, judge.approve);
+    h.request("r1", "t1", { input });
+    vi.advanceTimersByTime(2_000);
     await flushMicrotasks();
-    vi.advanceTimersByTime(298_900);
+    expect(judge.asks).toHaveLength(1);
+    vi.advanceTimersByTime(297_500);
     judge.answer();
     await flushMicrotasks();
+    expect(slowCheck.runs).toHaveLength(1);
     vi.advanceTimersByTime(999);
-    expect(h.settled).toHaveLength(1);
+    expect(h.settled).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect(h.settled[1]!.outcome).toEqual({ kind: "timeout", timeoutMs: 1_000 });
+    expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "timeout", timeoutMs: 1_000 }]);
+    expect(h.settled[0]!.record.settledAt - h.settled[0]!.record.startedAt).toBe(300_500);
   });
 
   it("a tool timeout shorter than what is left wins", async () => {
