@@ -157,7 +157,6 @@ describe("CallTable approval", () => {
     vi.advanceTimersByTime(1);
     expect(h.settled.map((entry) => entry.outcome)).toEqual([{ kind: "timeout", timeoutMs: 49_000 }]);
     expect(h.settled[0]!.record.settledAt - h.settled[0]!.record.startedAt).toBe(299_500);
-
   });
 
   it("approved with less than a second of the runtime's 300 s left (its needsApproval took a while): it still gets 1 s", async () => {
@@ -257,6 +256,24 @@ describe("CallTable approval", () => {
     expect(h.frames[0]!.response).toEqual(
       text("Tool pay was not run: its approval could not be checked (needsApproval threw: rules unavailable)."),
     );
+  });
+
+  it("a needsApproval that answers something other than a boolean fails closed: denied (failed), not run, not asked", async () => {
+    for (const [answer, said] of [
+      ["yes", '"yes"'],
+      [undefined, "undefined"],
+      [1, "1"],
+    ] as const) {
+      // An untyped policy (a JavaScript caller, a cast) may answer anything.
+      const loose = askingTool({ needsApproval: (() => answer) as unknown as () => boolean });
+      const judge = approver();
+      const h = createHarness({}, loose.tool, judge.approve);
+      h.request("r1", "t1", { input });
+      await flushMicrotasks();
+      expect(h.settled[0]!.outcome).toEqual({ kind: "denied", reason: "failed", message: `needsApproval answered ${said}, not a boolean` });
+      expect(loose.runs).toEqual([]);
+      expect(judge.asks).toEqual([]);
+    }
   });
 
   it("a needsApproval that rejects is a denial (failed); async true asks, async false runs unasked", async () => {

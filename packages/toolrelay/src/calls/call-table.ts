@@ -235,7 +235,14 @@ export class CallTable {
       (answer) => {
         if (record.state !== "running") return;
         if (answer === true) this.#askFirst(record, tool, checked.value);
-        else this.#start(record, tool, checked.value);
+        else if (answer === false) this.#start(record, tool, checked.value);
+        // Fail closed: an answer that is not a boolean is not a "no need to ask".
+        else
+          this.#deny(record, {
+            kind: "denied",
+            reason: "failed",
+            message: `needsApproval answered ${describeAnswer(answer)}, not a boolean`,
+          });
       },
       (error: unknown) => this.#deny(record, { kind: "denied", reason: "failed", message: `needsApproval failed: ${errorText(error)}` }),
     );
@@ -361,4 +368,9 @@ export class CallTable {
     if (this.#graceTimer !== undefined) this.#timers.clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
   }
+}
+
+function describeAnswer(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.slice(0, 40));
+  return value === null ? "null" : typeof value === "object" ? "an object" : String(value);
 }
