@@ -17,7 +17,13 @@ import {
   type ToolInputSchema,
 } from "./tool-input-schema.js";
 import type { ToolJsonSchema } from "./tool-json-schema.js";
-import { resolveToolOutput, type OutputValidator, type ToolOutputOf, type ToolOutputSchema } from "./tool-output-schema.js";
+import {
+  resolveToolOutput,
+  type OutputValidator,
+  type ToolOutputInputOf,
+  type ToolOutputOf,
+  type ToolOutputSchema,
+} from "./tool-output-schema.js";
 import type { ToolReturnValue } from "./tool-result.js";
 import { isRuntimeToolName } from "./runtime-tool-names.js";
 
@@ -206,9 +212,17 @@ export type ToolDefinitionWithOutput<
   TSchema extends ToolInputSchema,
   TOutputSchema extends ToolOutputSchema,
   TName extends string = string,
-> = Omit<ToolDefinition<TSchema, ToolOutputOf<TOutputSchema>, TName>, "outputSchema"> & {
+> = Omit<ToolDefinition<TSchema, ToolOutputOf<TOutputSchema>, TName>, "outputSchema" | "execute"> & {
   /** See {@link ToolDefinition.outputSchema}. */
   outputSchema: TOutputSchema;
+  /**
+   * See {@link ToolDefinition.execute}. Returns what the output schema takes (its input type: a
+   * default may be left out, a transformed field has its raw type); the app reads it parsed.
+   */
+  execute(
+    input: ToolInputOf<TSchema>,
+    context: ToolCallContext,
+  ): ToolOutputInputOf<TOutputSchema> | PromiseLike<ToolOutputInputOf<TOutputSchema>>;
 };
 
 /** A checked, frozen tool, ready to be passed to `createSession({ tools })`. */

@@ -30,6 +30,17 @@ export type ToolOutputOf<TSchema> = TSchema extends z.ZodType
     ? StandardSchemaV1.InferOutput<TSchema>
     : unknown;
 
+/**
+ * What `execute` returns for an output schema: the schema's input type (zod's input type, a
+ * Standard Schema's input type, `unknown` for a JSON Schema). It differs from {@link ToolOutputOf}
+ * where the schema fills in defaults or transforms: the returned value is parsed into the output.
+ */
+export type ToolOutputInputOf<TSchema> = TSchema extends z.ZodType
+  ? z.input<TSchema>
+  : TSchema extends StandardSchemaV1
+    ? StandardSchemaV1.InferInput<TSchema>
+    : unknown;
+
 /** The checker of one tool's output: `{ ok: true, value }` (the schema's output: defaults, transforms) or the failing paths. Never throws. */
 export type OutputValidator = (value: unknown) => InputValidation | Promise<InputValidation>;
 
