@@ -49,6 +49,7 @@ export type {
   ToModelOutput,
   ToolModelOutputCall,
   ToolOutputSchema,
+  ToolOutputInputOf,
   ToolOutputOf,
   JsonSchemaDocument,
   ToolResult,

@@ -22,6 +22,7 @@ export {
   resolveToolOutput,
   type JsonSchemaDocument,
   type OutputValidator,
+  type ToolOutputInputOf,
   type ToolOutputOf,
   type ToolOutputSchema,
 } from "./tool-output-schema.js";
