@@ -131,7 +131,10 @@ describe("local backend against the real Letta Code app-server", () => {
     // Registration drift (e.g. another controller re-registered): the runtime routes a tool this
     // session has no callback for. Register it behind the session's back on its own link.
     const link = new LocalLink({ url: server.url });
-    const session = await open({ backend: { kind: "link", link }, tools: [weather] });
+    // mode "unrestricted": the subject is the external request for a tool the session lacks. In
+    // the default mode the runtime asks can_use_tool first, and the session (no canUseTool)
+    // denies a tool that is not one of its own before any request is sent.
+    const session = await open({ backend: { kind: "link", link }, tools: [weather], mode: "unrestricted" });
     const applied = new Promise<void>((resolve) => {
       const onFrame = (frame: { type: string; request_id?: unknown }): void => {
         if (frame.type !== "runtime_external_tools_update_response" || frame.request_id !== "drift-1") return;
