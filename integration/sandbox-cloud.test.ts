@@ -92,7 +92,11 @@ let createToReadyMs = 0;
 beforeAll(async () => {
   stack = await startSandboxStack({ callerCanary: envCanary });
   // The agent is created inside the first sandbox: "sandboxes" route, no agent id yet.
-  session = await createSession(sandboxSessionOptions(stack, { sandbox: { createRoute: "sandboxes", terminateOnClose: true }, tools }));
+  // mode "unrestricted": the built-in Read and Bash running inside the sandbox are a subject here;
+  // the default mode (strict) would deny them, this session having no canUseTool.
+  session = await createSession(
+    sandboxSessionOptions(stack, { sandbox: { createRoute: "sandboxes", terminateOnClose: true }, tools, mode: "unrestricted" }),
+  );
   createToReadyMs = session.sandbox!.readyAt - session.sandbox!.createdAt;
   console.info(`[sandbox] create → ready (listener online): ${createToReadyMs} ms`);
 }, 120_000);
