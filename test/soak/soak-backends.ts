@@ -23,6 +23,15 @@ export interface SoakBackend {
 
 const API_KEY = "soak-conversations-key";
 
+/**
+ * The soak's sessions name `mode: "unrestricted"`: its subject is the turn lifecycle of client tool
+ * calls, and in the default mode (strict) Letta Code 0.32.18 drops the session's answer to the
+ * `can_use_tool` of a turn that starts right after the previous one ended (0 ms pause: the turn
+ * then waits for that approval forever; after a 1 s pause the same answer is taken). Until the
+ * session works around that, the soak would stall on every 0 ms pause of its plan.
+ */
+const SOAK_MODE = "unrestricted" as const;
+
 export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBackend> {
   const model = new SoakModel();
   const stops: Array<() => Promise<unknown>> = [];
@@ -43,6 +52,7 @@ export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBacke
             backend: { kind: "local", url: peer.url },
             agent: { create: { model: server.modelHandle, name: "toolrelay-soak" } },
             tools: [...tools],
+            mode: SOAK_MODE,
           }),
         stop,
       };
@@ -61,6 +71,7 @@ export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBacke
           agent: { create: { model: server.modelHandle, name: envName } },
           conversation: "new",
           tools: [...tools],
+          mode: SOAK_MODE,
         }),
       stop,
     };
