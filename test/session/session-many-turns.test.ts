@@ -33,7 +33,9 @@ describe("session: many turns in a row against a slow model and a lying loop sta
         await turn.say(` done: ${result.toolReturn}`);
       },
     });
-    const session = await sessionOn(runtime, { tools: [work] });
+    // No gap before each input (turnGapMs, which keeps the runtime's cleanup window clear): the
+    // inputs follow the ends at once, so that the runtime lies about the loop status.
+    const session = await sessionOn(runtime, { tools: [work], turnGapMs: 0 });
     for (const n of [1, 2, 3]) {
       const result = await session.send(`turn ${n}`).result;
       expect(result.stopReason).toBe("end_turn");

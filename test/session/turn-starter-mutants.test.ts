@@ -73,6 +73,7 @@ function rig(reassertTools?: () => Promise<void>): Rig {
     turns,
     calls: { cancel: () => 0 } as unknown as CallTable,
     reassertToolsEachTurn: reassertTools !== undefined,
+    turnGapMs: 0,
     onError: (error: ToolrelayError) => void errors.push(error),
   } as unknown as TurnStarterOptions;
   rigged.starter = new TurnStarter(options);

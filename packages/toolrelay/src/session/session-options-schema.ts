@@ -98,6 +98,7 @@ export const sessionOptionsShape = {
     .optional(),
   reassertToolsEachTurn: z.boolean({ error: "must be a boolean" }).optional(),
   turnStallProbeMs: nonNegativeNumber.optional(),
+  turnGapMs: nonNegativeInteger.max(60_000, { error: "must be at most 60000" }).optional(),
   signal: z.custom<unknown>((value) => value instanceof AbortSignal, { error: "must be an AbortSignal" }).optional(),
   clientInfo: z
     .strictObject(

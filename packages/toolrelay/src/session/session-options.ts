@@ -124,6 +124,14 @@ export interface SessionOptions {
    * again (the runtime would run it twice). In ms; `0` disables. Default 5_000.
    */
   turnStallProbeMs?: number | undefined;
+  /**
+   * The least time between a turn's end and the next turn's input, in ms, in every mode but
+   * `unrestricted` (a `send` right after a turn's end writes its input this much later). Letta Code
+   * 0.32.18 loses a permission request asked in a turn whose input came within ~200 ms of the
+   * previous turn's end, and that turn never ends; in those modes the runtime asks about every
+   * client tool call (docs/approvals.md). `0` keeps no gap. Default 750.
+   */
+  turnGapMs?: number | undefined;
   /** Aborting this signal closes the session. */
   signal?: AbortSignal | undefined;
   /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */

@@ -13,7 +13,7 @@ import type { SessionEvents, SessionToolList } from "./session-events.js";
 import type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
 import { ToolCallDispatcher } from "./tool-call-dispatcher.js";
 import type { Turn } from "./turn.js";
-import { TurnStarter } from "./turn-starter.js";
+import { DEFAULT_TURN_GAP_MS, TurnStarter } from "./turn-starter.js";
 import { TurnTracker } from "./turn-tracker.js";
 
 export type { MessageInput, SendOptions, SessionParts } from "./session-parts.js";
@@ -121,6 +121,7 @@ export class Session<TTools extends SessionToolList = SessionToolList> extends E
       turns: this.#turns,
       calls: this.#dispatcher.table,
       reassertToolsEachTurn: options.reassertToolsEachTurn ?? false,
+      turnGapMs: options.mode === "unrestricted" ? 0 : (options.turnGapMs ?? DEFAULT_TURN_GAP_MS),
       onError: (error) => this.emit("error", error),
     });
     // The method itself (with its receiver), not a closure around it: one call less on every frame's way in.

@@ -22,6 +22,16 @@ import type { TurnTracker } from "./turn-tracker.js";
 /** How long an aborted turn waits for the runtime's `turn_finished` before it ends itself. */
 const ABORT_SETTLE_MS = 2_000;
 
+/**
+ * The least time between a turn's end and the next turn's input, in every mode but `unrestricted`
+ * (ms). Letta Code 0.32.18 cleans a conversation up after `turn_finished` and, when the next input
+ * arrives within that window (measured: 100–200 ms on a lightly loaded machine), drops the
+ * conversation's object while the new turn runs on it: a permission request the turn then asks
+ * (`can_use_tool`, sent for every client tool call in those modes) is answered "no longer pending"
+ * and the turn never ends. In `unrestricted` nothing is asked and no gap is kept.
+ */
+export const DEFAULT_TURN_GAP_MS = 750;
+
 type InputMessage = InputFrame & { request_id: string };
 
 export interface TurnStarterOptions extends Pick<SessionParts, "link" | "timers" | "observer" | "requestTimeoutMs" | "sandbox"> {
@@ -39,6 +49,8 @@ export interface TurnStarterOptions extends Pick<SessionParts, "link" | "timers"
   reassertToolsEachTurn: boolean;
   /** An abort the runtime did not confirm (the session reports it as an `error` event). */
   onError(error: ToolrelayError): void;
+  /** The least time from a turn's end to the next turn's input (ms); `0`: none. See {@link DEFAULT_TURN_GAP_MS}. */
+  turnGapMs: number;
 }
 
 export class TurnStarter {
@@ -48,6 +60,10 @@ export class TurnStarter {
   /** The running turn's input was written and the runtime has not confirmed it yet. */
   #inputUnconfirmed = false;
   #abortTimer: TimerHandle | undefined;
+  /** When the last turn ended (`timers.now()`), for the gap before the next input. */
+  #lastEndedAt: number | undefined;
+  /** The gap's timer while a turn's input waits it out, and what ends the wait early (close). */
+  #gapWait: { timer: TimerHandle; release: () => void } | undefined;
 
   constructor(options: TurnStarterOptions) {
     this.#options = options;
@@ -81,8 +97,15 @@ export class TurnStarter {
           if (link.state === "closed") throw linkClosedForGood();
         })
       : Promise.resolve();
-    const ready = this.#options.reassertToolsEachTurn ? checked.then(() => this.#options.registration.reassertTools(runtime)) : checked;
+    const reasserted = this.#options.reassertToolsEachTurn
+      ? checked.then(() => this.#options.registration.reassertTools(runtime))
+      : checked;
+    const ready = reasserted.then(() => this.#gap());
     void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
+    const ended = () => {
+      this.#lastEndedAt = this.#options.timers.now();
+    };
+    void turn.result.then(ended, ended);
     const signal = options.signal;
     if (signal) {
       if (signal.aborted) void turn.abort();
@@ -93,6 +116,21 @@ export class TurnStarter {
       }
     }
     return turn;
+  }
+
+  /** Wait out what is left of the gap after the last turn's end (see {@link DEFAULT_TURN_GAP_MS}). */
+  #gap(): Promise<void> | undefined {
+    const { timers, turnGapMs } = this.#options;
+    if (turnGapMs === 0 || this.#lastEndedAt === undefined) return undefined;
+    const left = this.#lastEndedAt + turnGapMs - timers.now();
+    if (!(left > 0)) return undefined;
+    return new Promise((resolve) => {
+      const release = () => {
+        this.#gapWait = undefined;
+        resolve();
+      };
+      this.#gapWait = { timer: timers.setTimeout(release, left), release };
+    });
   }
 
   /** Abort the running turn, if any (see {@link Turn.abort}). */
@@ -118,6 +156,11 @@ export class TurnStarter {
   /** The session is closing: the running turn fails with `error`, and an abort stops waiting for its settle time. */
   close(error: ToolrelayError): void {
     if (this.#abortTimer !== undefined) this.#options.timers.clearTimeout(this.#abortTimer);
+    if (this.#gapWait !== undefined) {
+      // The waiting turn fails below; its input is never written (#writeInput checks `done`).
+      this.#options.timers.clearTimeout(this.#gapWait.timer);
+      this.#gapWait.release();
+    }
     this.#options.turns.turn?.fail(error);
   }
 
