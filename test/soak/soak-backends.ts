@@ -23,17 +23,6 @@ export interface SoakBackend {
 
 const API_KEY = "soak-conversations-key";
 
-/**
- * The soak's sessions name `mode: "unrestricted"`: its subject is the turn lifecycle of client tool
- * calls, and in the default mode (strict) Letta Code 0.32.18 at times ignores the session's
- * `approval_response` to a client tool's `can_use_tool` (the turn then waits for it forever;
- * `sync` with `recover_approvals` does not bring the question back). Seen for turns started
- * 0 ms (4 runs of 5) and 400 ms after the previous one ended, not at 150, 1,000 or 2,000 ms;
- * the soak's seed 2097893167 (a 0 ms pause, then one call_0) stalled it. Until the session works
- * around that, the soak would stall on it.
- */
-const SOAK_MODE = "unrestricted" as const;
-
 export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBackend> {
   const model = new SoakModel();
   const stops: Array<() => Promise<unknown>> = [];
@@ -54,7 +43,6 @@ export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBacke
             backend: { kind: "local", url: peer.url },
             agent: { create: { model: server.modelHandle, name: "toolrelay-soak" } },
             tools: [...tools],
-            mode: SOAK_MODE,
           }),
         stop,
       };
@@ -73,7 +61,6 @@ export async function startSoakBackend(kind: SoakBackendKind): Promise<SoakBacke
           agent: { create: { model: server.modelHandle, name: envName } },
           conversation: "new",
           tools: [...tools],
-          mode: SOAK_MODE,
         }),
       stop,
     };
