@@ -4,7 +4,7 @@
  * turn's input follows the previous turn's end within the runtime's cleanup window (100–200 ms
  * measured), the runtime drops the conversation's object while the new turn runs on it, answers
  * the session's "allow" with "Approval request is no longer pending", and the turn never ends.
- * The session keeps a gap (`turnGapMs`, default 750 ms) before each next input: with it, a text
+ * The session keeps a gap (`turnGapMs`, default 1,000 ms) before each next input: with it, a text
  * turn followed at once by a tool turn ends, over several rounds, for client and runtime tools.
  * (With `turnGapMs: 0` the second turn hung in 4 of 4 runs here: the guard's control, run by hand.)
  */
@@ -96,5 +96,37 @@ describe("turns back to back in the default mode (real app-server)", () => {
     const result = await ended(session.send("run it").result, "the Bash turn");
     expect(asked).toEqual(["runtime-tool:Bash"]);
     expect(result.text).toContain("back-to-back");
+  });
+
+  it("with no gap the runtime loses the approval: the turn fails TURN_FAILED at once (never hangs), and the session's next turn works", async () => {
+    const session = await createSession({
+      backend: { kind: "local", url: server.url },
+      agent: { create: { model: model.modelHandle, name: "toolrelay-back-to-back-lost" } },
+      tools: [echo],
+      turnGapMs: 0,
+    });
+    sessions.push(session);
+    const errors: string[] = [];
+    session.on("error", (error) => errors.push(error.code));
+    model.setScript(() => ({ text: "hello" }));
+    await ended(session.send("hello").result, "the text turn");
+    model.setScript((request) =>
+      request.lastMessage?.role === "tool" ? { text: "done" } : { toolCalls: [{ name: "echo", arguments: { text: "x" } }] },
+    );
+    const outcome = await ended(
+      session.send("echo x").result.then(
+        (result) => `ended ${result.stopReason}`,
+        (error: { code?: string }) => `failed ${error.code}`,
+      ),
+      "the tool turn",
+    );
+    // The window is a race: when the input lands inside it (every run here), the turn fails at once;
+    // when it does not, the turn simply ends. It never hangs.
+    expect(["failed TURN_FAILED", "ended end_turn"]).toContain(outcome);
+    if (outcome === "failed TURN_FAILED") expect(errors).toContain("TURN_FAILED");
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    model.setScript(() => ({ text: "still here" }));
+    const next = await ended(session.send("are you there?").result, "the turn after");
+    expect(next.text).toBe("still here");
   });
 });

@@ -1,5 +1,6 @@
 import { inputDigest, type ApprovalAsk, type ApprovalVerdict } from "../calls/index.js";
 import { canonicalJson } from "../internal/canonical-json.js";
+import { nextRequestId } from "../internal/request-id.js";
 import type { TimerHandle, Timers } from "../internal/timers.js";
 import type { ToolAnnotations } from "../tools/index.js";
 import type { ControlRequestFrame, InputFrame } from "../wire/index.js";
@@ -48,6 +49,16 @@ export interface ApprovalResponderOptions {
   /** A request of another runtime was left alone. */
   onForeign(frame: ControlRequestFrame, scope: { agent_id: string; conversation_id: string }): void;
   send(frame: InputFrame): boolean;
+  /**
+   * Send an answer that names its own `request_id` and resolve with the runtime's `input_accepted`
+   * (rejects when none comes). Used for an approval's first answer, to learn that the runtime lost it.
+   */
+  request?: ((frame: InputFrame & { request_id: string }) => Promise<{ accepted: boolean; error?: string | undefined }>) | undefined;
+  /**
+   * The runtime answered an approval's FIRST answer "no longer pending": it lost the request (a
+   * turn that follows the previous one within its cleanup window) and the turn cannot go on.
+   */
+  onLost?: ((request: ApprovalRequest) => void) | undefined;
   /** Report a failing `canUseTool` callback. */
   onCallbackError(error: unknown, request: ApprovalRequest): void;
   /** Decisions remembered for replays. Default 256. */
@@ -102,16 +113,26 @@ export class ApprovalResponder {
     const digest = inputDigest(canonicalJson([request.tool_name, request.input ?? {}]));
     const memoryKey = JSON.stringify([runtime.agent_id, runtime.conversation_id, frame.request_id, digest]);
     let decision = this.#decisions.get(memoryKey);
+    const first = decision === undefined;
     if (decision === undefined) {
       decision = this.#decide(approval);
       this.#remember(memoryKey, decision);
     }
     void decision.then((answer) => {
-      this.#options.send({
+      const input = {
         type: "input",
         runtime: { agent_id: runtime.agent_id, conversation_id: runtime.conversation_id },
         payload: { kind: "approval_response", request_id: frame.request_id, decision: toWireDecision(answer) },
-      } as InputFrame);
+      } as InputFrame;
+      const { request, onLost } = this.#options;
+      // A replay's answer may find the request already answered ("no longer pending"): only the first answer tells.
+      if (!first || request === undefined || onLost === undefined) return void this.#options.send(input);
+      request({ ...input, request_id: nextRequestId("approval") }).then(
+        (accepted) => {
+          if (!accepted.accepted && /no longer pending/i.test(accepted.error ?? "")) onLost(approval);
+        },
+        () => undefined,
+      );
     });
   }
 

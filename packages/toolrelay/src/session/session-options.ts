@@ -129,7 +129,7 @@ export interface SessionOptions {
    * `unrestricted` (a `send` right after a turn's end writes its input this much later). Letta Code
    * 0.32.18 loses a permission request asked in a turn whose input came within ~200 ms of the
    * previous turn's end, and that turn never ends; in those modes the runtime asks about every
-   * client tool call (docs/approvals.md). `0` keeps no gap. Default 750.
+   * client tool call (docs/approvals.md). `0` keeps no gap. Default 1_000.
    */
   turnGapMs?: number | undefined;
   /** Aborting this signal closes the session. */

@@ -87,6 +87,21 @@ export class Session<TTools extends SessionToolList = SessionToolList> extends E
         });
       },
       send: (frame) => this.#link.send(frame),
+      request: (frame) =>
+        this.#tracker.request(frame, { responseType: "input_accepted", timeoutMs: parts.requestTimeoutMs }) as Promise<{
+          accepted: boolean;
+          error?: string | undefined;
+        }>,
+      onLost: (request) => {
+        const lost = new ToolrelayError(
+          "TURN_FAILED",
+          `the runtime lost its permission request for ${request.toolName} (it answered "Approval request is no longer pending" to the ` +
+            "session's first answer), so the turn cannot go on. Letta Code 0.32.18 does this to a turn whose input came within its " +
+            "cleanup window after the previous turn's end: raise turnGapMs (docs/approvals.md), then send again",
+        );
+        this.emit("error", lost);
+        this.#turns.turn?.fail(lost);
+      },
       timeoutMs: parts.callLimits.approvalTimeoutMs ?? DEFAULT_CALL_LIMITS.approvalTimeoutMs,
       timers: parts.timers,
       onCallbackError: (error) =>

@@ -28,9 +28,11 @@ const ABORT_SETTLE_MS = 2_000;
  * arrives within that window (measured: 100–200 ms on a lightly loaded machine), drops the
  * conversation's object while the new turn runs on it: a permission request the turn then asks
  * (`can_use_tool`, sent for every client tool call in those modes) is answered "no longer pending"
- * and the turn never ends. In `unrestricted` nothing is asked and no gap is kept.
+ * and the turn never ends. The window grows with load (a stall was seen once at a 400 ms pause);
+ * when it is hit anyway, the session learns it from the runtime's answer and fails the turn
+ * (`TURN_FAILED`) instead of waiting for ever. In `unrestricted` nothing is asked and no gap is kept.
  */
-export const DEFAULT_TURN_GAP_MS = 750;
+export const DEFAULT_TURN_GAP_MS = 1_000;
 
 type InputMessage = InputFrame & { request_id: string };
 
