@@ -48,6 +48,9 @@ describe("a caller signal reused by session.send", () => {
       backend: { kind: "local", url: runtime.url, pingIntervalMs: 0 },
       agent: { create: { model: "scripted/signals" } },
       signal,
+      // The scripted runtime has no cleanup window after a turn (the real one's, docs/approvals.md):
+      // the default 1 s gap before each next input would only make 500 turns take 500 s.
+      turnGapMs: 0,
     });
     // The session itself listens to its own `signal` option (to close on abort): that is the baseline.
     const baseline = getEventListeners(signal, "abort").length;
