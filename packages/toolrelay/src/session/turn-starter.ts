@@ -102,7 +102,7 @@ export class TurnStarter {
     const reasserted = this.#options.reassertToolsEachTurn
       ? checked.then(() => this.#options.registration.reassertTools(runtime))
       : checked;
-    const ready = reasserted.then(() => this.#gap());
+    const ready = reasserted.then(() => this.#gap(turn));
     void ready.then(() => this.#writeInput(turn, frame)).catch((error: unknown) => turn.fail(asToolrelayError(error)));
     const ended = () => {
       this.#lastEndedAt = this.#options.timers.now();
@@ -121,9 +121,10 @@ export class TurnStarter {
   }
 
   /** Wait out what is left of the gap after the last turn's end (see {@link DEFAULT_TURN_GAP_MS}). */
-  #gap(): Promise<void> | undefined {
+  #gap(turn: Turn): Promise<void> | undefined {
     const { timers, turnGapMs } = this.#options;
-    if (turnGapMs === 0 || this.#lastEndedAt === undefined) return undefined;
+    // A turn that ended before its gap began (the session closed in between) waits for nothing: no timer outlives it.
+    if (turnGapMs === 0 || this.#lastEndedAt === undefined || turn.done) return undefined;
     const left = this.#lastEndedAt + turnGapMs - timers.now();
     if (!(left > 0)) return undefined;
     return new Promise((resolve) => {
