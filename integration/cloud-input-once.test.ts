@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession, type ConnectionStateChangeEvent } from "../packages/toolrelay/src/index.js";
+import { DEFAULT_TURN_GAP_MS } from "../packages/toolrelay/src/session/turn-starter.js";
 import { until } from "../test/support/wait.js";
 import { startCloudFaultStack, type CloudFaultStack } from "./support/cloud-fault-stack.js";
 
@@ -47,6 +48,10 @@ describe("cloud: an input whose input_accepted timed out is never written again 
       session.on("connection-state-change", (change) => changes.push(change));
       const warmUp = await session.send("warm up").result;
       expect(warmUp).toMatchObject({ stopReason: "end_turn", text: "pong" });
+      // The session writes a turn's input no sooner than its turn gap after the last turn's end
+      // (`turnGapMs`, docs/approvals.md); the request deadline starts at the write. Wait the gap out, so
+      // the clock below starts with the write, not a second earlier.
+      await new Promise((resolve) => setTimeout(resolve, DEFAULT_TURN_GAP_MS + 50));
 
       expect(stack.proxy.kill(["to-client"])).toBe(2); // relay → SDK dies; the SDK's writes still arrive
       const sentAt = Date.now();
