@@ -9,6 +9,7 @@ import manifest from "../package.json" with { type: "json" };
 import type { Relay } from "./relay.js";
 import { startRelay } from "./relay-server.js";
 import { resolveRelayOptions } from "./resolve-relay-options.js";
+import type { RelayClusterOptions } from "./cluster/cluster-options.js";
 import type { ListenerMode, RelayLogger, RelayOptions } from "./relay-options.js";
 import type { RelaySandboxOptions } from "./sandbox-options.js";
 
@@ -95,6 +96,26 @@ export const RELAY_COMMAND: CliCommand = {
       },
     },
     {
+      title: "Cluster (off unless --cluster is given; docs/relay-cluster.md):",
+      options: {
+        cluster: {
+          type: "string",
+          multiple: true,
+          value: "<nats-url>",
+          help: "run as one node of a cluster sharing its state in NATS\nJetStream at this server (repeatable, or comma-separated)",
+        },
+        "node-id": { type: "string", value: "<name>", help: "this node's name in leases and logs (default: random)" },
+        "cluster-name": { type: "string", value: "<name>", help: "prefix of the key-value buckets (default toolrelay)" },
+        "cluster-replicas": { type: "string", value: "<n>", help: "copies of each bucket: 1 (default), 3 or 5" },
+        "lease-ttl-ms": { type: "string", value: "<n>", help: "environment lease TTL (default 3000)" },
+        "advertise-address": {
+          type: "string",
+          value: "<host:port>",
+          help: "where other nodes reach this one (default: --host and the port)",
+        },
+      },
+    },
+    {
       title: 'Bounds (each sets the relay option named beside it; defaults in docs/relay.md "Bounds"):',
       options: Object.fromEntries(
         Object.entries(BOUND_FLAGS).map(([flag, option]) => [flag, { type: "string" as const, value: "<n>", help: option }]),
@@ -105,6 +126,8 @@ export const RELAY_COMMAND: CliCommand = {
 
 /** The sandbox flags besides `--sandbox-command`, which need it. */
 const SANDBOX_DETAIL_FLAGS = Object.keys(RELAY_COMMAND.groups[1]!.options).filter((flag) => flag !== "sandbox-command");
+/** The cluster flags besides `--cluster`, which need it. */
+const CLUSTER_DETAIL_FLAGS = Object.keys(RELAY_COMMAND.groups[2]!.options).filter((flag) => flag !== "cluster");
 
 /** Writes to stderr: warnings always (refusals, bounds hit, a lowered connection cap), the rest by `level`. */
 function stderrLogger(io: CliIo, level: "warn" | "info" | "debug"): RelayLogger {
@@ -137,6 +160,7 @@ export function relayOptionsOf(args: CliArguments, io: CliIo = processIo): Relay
   }
   const level = args.flag("debug") ? "debug" : args.flag("verbose") ? "info" : "warn";
   const sandbox = sandboxOf(args);
+  const cluster = clusterOf(args);
   return {
     port,
     host: args.text("host") ?? "127.0.0.1",
@@ -149,7 +173,38 @@ export function relayOptionsOf(args: CliArguments, io: CliIo = processIo): Relay
     ...(args.flag("no-json-pongs") ? { respondToJsonPings: false } : {}),
     ...bounds,
     ...(sandbox ? { sandbox } : {}),
+    ...(cluster ? { cluster } : {}),
     logger: stderrLogger(io, level),
+  };
+}
+
+/** The `--cluster*` flags as cluster options (`undefined` without `--cluster`). */
+function clusterOf(args: CliArguments): RelayClusterOptions | undefined {
+  const servers = args.list("cluster").flatMap((entry) =>
+    entry
+      .split(",")
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  );
+  if (servers.length === 0) {
+    const stray = CLUSTER_DETAIL_FLAGS.find((flag) => args.has(flag));
+    if (stray) throw new CliUsageError(`--${stray} needs --cluster`);
+    return undefined;
+  }
+  const replicas = args.integer("cluster-replicas");
+  if (replicas !== undefined && replicas !== 1 && replicas !== 3 && replicas !== 5)
+    throw new CliUsageError("--cluster-replicas must be 1, 3 or 5");
+  const nodeId = args.text("node-id");
+  const name = args.text("cluster-name");
+  const leaseTtlMs = args.integer("lease-ttl-ms");
+  const advertiseAddress = args.text("advertise-address");
+  return {
+    servers,
+    ...(nodeId !== undefined ? { nodeId } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(replicas !== undefined ? { replicas } : {}),
+    ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
+    ...(advertiseAddress !== undefined ? { advertiseAddress } : {}),
   };
 }
 
@@ -206,6 +261,8 @@ export async function runRelayCli(
       io.stderr(
         `[relay] listener mode ${options.listenerMode}; ${keys === 0 ? "no API keys (loopback only, one tenant)" : `${keys} API key(s), ${tenants} tenant(s)`}\n`,
       );
+      if (options.cluster)
+        io.stderr(`[relay] cluster node ${options.cluster.nodeId ?? "(random id)"} at ${options.cluster.servers.join(", ")}\n`);
       if (options.sandbox)
         io.stderr(`[relay] sandboxes: ${options.sandbox.command} (isolation ${options.sandbox.isolation ?? "namespace"})\n`);
       return relay;

@@ -6,6 +6,7 @@
  */
 import type { WebSocket } from "ws";
 import { unrefTimer, type TimerHandle } from "toolrelay/protocol";
+import type { EnvironmentJournal } from "./environment-journal.js";
 import type { FairScheduler } from "./fair-scheduler.js";
 import { ListenerConnection, type ListenerSocketParams } from "./listener-connection.js";
 import type { RelayEmit, RelayEnvironmentInfo } from "./relay-events.js";
@@ -36,6 +37,10 @@ export interface EnvironmentContext {
   emit: RelayEmit;
   /** The listener stayed away past the grace period. */
   onExpired(environment: Environment): void;
+  /** Cluster mode: the environment's shared records and lease (docs/relay-cluster.md). */
+  journal?: EnvironmentJournal | undefined;
+  /** Cluster mode: this node may no longer act for the environment (its lease moved or ran out). */
+  onFenced?: ((environment: Environment) => void) | undefined;
 }
 
 export class Environment {
@@ -51,6 +56,8 @@ export class Environment {
   #commands: SdkCommands;
   #graceTimer: TimerHandle | undefined;
   #removed = false;
+  /** Cluster mode: listener frames wait here, in order, while a tool call before them is written to the shared store. */
+  #recording: Promise<void> | undefined;
 
   constructor(identity: EnvironmentIdentity, tenant: Tenant, context: EnvironmentContext) {
     this.identity = identity;
@@ -72,12 +79,14 @@ export class Environment {
       onCongestion: (congested) => this.sessions.setCongested(congested),
       onReady: () => {
         this.#stopGraceTimer();
+        context.journal?.listenerChanged(true, this.listener.connectedAt?.getTime());
         options.logger.info("relay: listener ready", { connectionId, mode: this.listener.mode });
         emit("listener-ready", connectionId);
       },
       onDown: (code) => {
         options.logger.info("relay: listener disconnected", { connectionId, code });
         emit("listener-down", connectionId, code);
+        context.journal?.listenerChanged(false, undefined);
         if (!this.#removed) this.#startGraceTimer();
       },
     });
@@ -88,7 +97,10 @@ export class Environment {
       scheduler: context.scheduler,
       emit,
       congested: () => this.listener.congested,
-      handle: (session, channel, socket, frame) => this.#commands.handle(session, channel, socket, frame),
+      handle: (session, channel, socket, frame) => {
+        if (this.#fencedOut()) return;
+        this.#commands.handle(session, channel, socket, frame);
+      },
       onAttached: (session, channel, newlyBound) => {
         if (channel === "control") this.#router.resume(session);
         if (newlyBound) this.#router.sessionBound();
@@ -101,7 +113,11 @@ export class Environment {
       options,
       sessions: () => this.sessions.values(),
       answerListener: (frame) => this.listener.sendCommand(frame, { always: true }),
-      onFailed: (requestId, reason) => emit("tool-call-failed", { connectionId, requestId, reason }),
+      onFailed: (requestId, reason) => {
+        context.journal?.forgetCall(requestId);
+        emit("tool-call-failed", { connectionId, requestId, reason });
+      },
+      onRegistrant: context.journal ? (runtimeKey, identity) => context.journal?.setRegistrant(runtimeKey, identity) : undefined,
     });
     this.#commands = new SdkCommands({
       connectionId,
@@ -110,6 +126,7 @@ export class Environment {
       router: this.#router,
       requests: this.#requests,
       emit,
+      answered: context.journal ? (requestId) => context.journal?.forgetCall(requestId) : undefined,
     });
     this.#startGraceTimer();
   }
@@ -129,8 +146,65 @@ export class Environment {
     this.#context.options.logger.debug("relay: SDK session closed", { connectionId: this.identity.connectionId, session: session.id });
   }
 
-  /** A frame from a current listener socket. */
+  /**
+   * Cluster mode: whether this node lost the right to act for the environment; if so, it lets
+   * the environment go (its sockets are closed with 1012, so clients reconnect to the holder).
+   */
+  #fencedOut(): boolean {
+    const { journal, onFenced } = this.#context;
+    if (!journal || this.#removed || journal.mayAct()) return this.#removed;
+    onFenced?.(this);
+    return true;
+  }
+
+  /**
+   * A frame from a current listener socket. In cluster mode a tool call is written to the shared
+   * store before it goes to a session, and the frames after it wait for that, in order.
+   */
   #handleListenerFrame(frame: RelayFrame, socketChannel: Channel | undefined): void {
+    const journal = this.#context.journal;
+    if (!journal) {
+      this.#routeListenerFrame(frame, socketChannel);
+      return;
+    }
+    if (this.#fencedOut()) return;
+    const requestId = frame.requestId;
+    const runtimeKey = frame.runtimeKey;
+    const isCall = frame.type === "external_tool_call_request" && requestId !== undefined && runtimeKey !== undefined;
+    if (!isCall && this.#recording === undefined) {
+      this.#routeListenerFrame(frame, socketChannel);
+      return;
+    }
+    const kept = frame.retain();
+    const step = (this.#recording ?? Promise.resolve()).then(async () => {
+      if (isCall) {
+        await journal.recordCall(requestId, runtimeKey, kept).catch((error: unknown) => {
+          this.#context.options.logger.warn("relay: a tool call could not be written to the cluster store; delivered anyway", {
+            connectionId: this.identity.connectionId,
+            error: String(error),
+          });
+        });
+      }
+      if (this.#fencedOut()) return;
+      try {
+        this.#routeListenerFrame(kept, socketChannel);
+      } catch (error) {
+        this.#context.options.logger.warn("relay: a listener frame handler threw", { error: String(error) });
+      }
+    });
+    this.#recording = step;
+    const settle = () => {
+      if (this.#recording === step) this.#recording = undefined;
+    };
+    step.then(settle, settle);
+  }
+
+  /** Cluster mode, a node taking the environment over: what the shared store holds for it. */
+  restore(registrants: ReadonlyMap<string, string>, calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>): void {
+    this.#router.restore(registrants, calls);
+  }
+
+  #routeListenerFrame(frame: RelayFrame, socketChannel: Channel | undefined): void {
     routeListenerFrame(
       {
         connectionId: this.identity.connectionId,
@@ -176,6 +250,7 @@ export class Environment {
   /** Forgets calls the listener can no longer answer (a fresh registration means a fresh listener runtime). */
   forgetOutstandingCalls(): void {
     this.#router.clearCalls();
+    this.#context.journal?.forgetAllCalls();
   }
 
   /** Periodic housekeeping. */

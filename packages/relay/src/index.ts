@@ -17,6 +17,7 @@ export {
   type ListenerMode,
 } from "./relay-options.js";
 export { resolveRelayOptions } from "./resolve-relay-options.js";
+export type { RelayClusterOptions, ResolvedClusterOptions } from "./cluster/cluster-options.js";
 export type { RelayKey, RelayKeyRole, TenantKeys } from "./relay-keys.js";
 /** Whether a host names the loopback interface: the rule of `host` and of accepted `Host` headers (from `toolrelay/protocol`). */
 export { isLoopbackHost } from "toolrelay/protocol";

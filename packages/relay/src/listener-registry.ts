@@ -7,7 +7,8 @@
  * refused (409) and the owner's listener is not touched.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { Environment, type EnvironmentContext } from "./environment.js";
+import { Environment, type EnvironmentContext, type EnvironmentIdentity } from "./environment.js";
+import type { EnvironmentJournal } from "./environment-journal.js";
 import { RELAY_CLOSE } from "./relay-close-codes.js";
 import type { ListenerMode } from "./relay-options.js";
 import type { Principal } from "./tenant-directory.js";
@@ -70,16 +71,51 @@ export interface RegistrationRefusal {
 /** Says whether `principal` may register `deviceId` (sandbox devices belong to their sandbox's key alone). */
 export type DeviceGuard = (principal: Principal, deviceId: string) => RegistrationRefusal | undefined;
 
+/** Cluster mode's part in the registry (docs/relay-cluster.md); a single relay has none. */
+export interface RegistryClusterHooks {
+  /** The shared records and lease of one environment this node holds. */
+  journalFor(connectionId: string): EnvironmentJournal;
+  /** This node may no longer act for the environment: it was let go here (not removed). */
+  fenced(connectionId: string): void;
+  /** The environment was removed for good (its listener stayed away, or it was removed): its shared records go too. */
+  removedForGood(identity: EnvironmentIdentity, tenant: Tenant): void;
+}
+
+type RegistryContext = Omit<EnvironmentContext, "onExpired" | "journal" | "onFenced">;
+
+/** A new environment's identity (a fresh connection id; the environment id is derived from the listener key). */
+function newEnvironmentIdentity(request: RegistrationRequest, principal: Principal): EnvironmentIdentity {
+  return {
+    id: environmentIdOf(request.deviceId, request.listenerInstanceId),
+    connectionId: `env-${randomUUID()}`,
+    deviceId: request.deviceId,
+    listenerInstanceId: request.listenerInstanceId,
+    connectionName: request.connectionName,
+    sandboxId: principal.sandbox?.sandboxId,
+  };
+}
+
+/** The stable id `GET /v1/environments` shows for a listener key. */
+export function environmentIdOf(deviceId: string, listenerInstanceId: string | undefined): string {
+  return `environment-${createHash("sha256").update(environmentKey(deviceId, listenerInstanceId)).digest("hex").slice(0, 24)}`;
+}
+
 export class ListenerRegistry {
   #byKey = new Map<string, Environment>();
   #byConnectionId = new Map<string, Environment>();
   /** Which tenant owns each device, and in how many environments. */
   #devices = new Map<string, { tenant: Tenant; environments: number }>();
-  #context: Omit<EnvironmentContext, "onExpired">;
+  #context: RegistryContext;
   #guard: DeviceGuard | undefined;
+  #cluster: RegistryClusterHooks | undefined;
 
-  constructor(context: Omit<EnvironmentContext, "onExpired">) {
+  constructor(context: RegistryContext) {
     this.#context = context;
+  }
+
+  /** Cluster mode: environments keep shared records, and are let go when this node loses them. */
+  joinCluster(hooks: RegistryClusterHooks): void {
+    this.#cluster = hooks;
   }
 
   /** Checks every registration against `guard` first (the sandbox registry's). */
@@ -108,11 +144,7 @@ export class ListenerRegistry {
     }
     let environment = this.#byKey.get(key);
     if (environment) {
-      // A registration means a fresh listener runtime: an older process holding this identity is
-      // replaced (the listener exits on exactly this close), and calls it owned cannot be answered.
-      environment.listener.close(RELAY_CLOSE.replacedListener.code, RELAY_CLOSE.replacedListener.reason);
-      environment.forgetOutstandingCalls();
-      logger.info("relay: listener registered again", { connectionId: environment.identity.connectionId, tenant: tenant.name });
+      this.registeredAgain(environment);
     } else {
       if (!tenant.reserve("environment")) {
         return {
@@ -123,31 +155,7 @@ export class ListenerRegistry {
           },
         };
       }
-      const id = `environment-${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
-      environment = new Environment(
-        {
-          id,
-          connectionId: `env-${randomUUID()}`,
-          deviceId: request.deviceId,
-          listenerInstanceId: request.listenerInstanceId,
-          connectionName: request.connectionName,
-          sandboxId: principal.sandbox?.sandboxId,
-        },
-        tenant,
-        {
-          ...this.#context,
-          onExpired: (expired) =>
-            this.remove(
-              expired,
-              RELAY_CLOSE.environmentGone.code,
-              RELAY_CLOSE.environmentGone.code,
-              "Environment gone: listener did not reconnect",
-            ),
-        },
-      );
-      this.#byKey.set(key, environment);
-      this.#byConnectionId.set(environment.identity.connectionId, environment);
-      this.#devices.set(request.deviceId, { tenant, environments: (device?.environments ?? 0) + 1 });
+      environment = this.#create(newEnvironmentIdentity(request, principal), tenant);
       logger.info("relay: listener registered", { connectionId: environment.identity.connectionId, tenant: tenant.name });
       this.#context.emit("environment-registered", environment.info());
     }
@@ -163,6 +171,64 @@ export class ListenerRegistry {
     };
   }
 
+  /**
+   * A registration means a fresh listener runtime: an older process holding this identity is
+   * replaced (the listener exits on exactly this close), and calls it owned cannot be answered.
+   */
+  registeredAgain(environment: Environment): void {
+    environment.listener.close(RELAY_CLOSE.replacedListener.code, RELAY_CLOSE.replacedListener.reason);
+    environment.forgetOutstandingCalls();
+    this.#context.options.logger.info("relay: listener registered again", {
+      connectionId: environment.identity.connectionId,
+      tenant: environment.tenant.name,
+    });
+  }
+
+  /**
+   * Cluster mode: this node took the environment's lease and holds it from now on, made from its
+   * shared record (the same connection id on every node). `undefined` when the tenant is at its
+   * environment cap on this node.
+   */
+  adopt(identity: EnvironmentIdentity, tenant: Tenant): Environment | undefined {
+    const existing = this.#byConnectionId.get(identity.connectionId);
+    if (existing) return existing;
+    if (!tenant.reserve("environment")) return undefined;
+    const environment = this.#create(identity, tenant);
+    this.#context.options.logger.info("relay: environment taken over", { connectionId: identity.connectionId, tenant: tenant.name });
+    return environment;
+  }
+
+  /** Cluster mode: lets an environment go from this node (its sockets closed with 1012), keeping its shared records. */
+  evict(environment: Environment): void {
+    this.#forget(environment, RELAY_CLOSE.movedNode.code, RELAY_CLOSE.movedNode.code, RELAY_CLOSE.movedNode.reason, false);
+  }
+
+  #create(identity: EnvironmentIdentity, tenant: Tenant): Environment {
+    const cluster = this.#cluster;
+    const environment = new Environment(identity, tenant, {
+      ...this.#context,
+      onExpired: (expired) =>
+        this.remove(
+          expired,
+          RELAY_CLOSE.environmentGone.code,
+          RELAY_CLOSE.environmentGone.code,
+          "Environment gone: listener did not reconnect",
+        ),
+      journal: cluster?.journalFor(identity.connectionId),
+      onFenced: cluster
+        ? (fenced) => {
+            this.evict(fenced);
+            cluster.fenced(fenced.identity.connectionId);
+          }
+        : undefined,
+    });
+    const device = this.#devices.get(identity.deviceId);
+    this.#byKey.set(environmentKey(identity.deviceId, identity.listenerInstanceId), environment);
+    this.#byConnectionId.set(identity.connectionId, environment);
+    this.#devices.set(identity.deviceId, { tenant, environments: (device?.environments ?? 0) + 1 });
+    return environment;
+  }
+
   /** One environment by connection id — of `tenant` only, when given. */
   get(connectionId: string, tenant?: Tenant): Environment | undefined {
     const environment = this.#byConnectionId.get(connectionId);
@@ -175,8 +241,12 @@ export class ListenerRegistry {
     return tenant === undefined ? all : all.filter((environment) => environment.tenant === tenant);
   }
 
-  /** Removes an environment; its sockets are closed with the given codes. */
+  /** Removes an environment for good (in cluster mode, its shared records too); its sockets are closed with the given codes. */
   remove(environment: Environment, listenerCode: number, sdkCode: number, reason: string): void {
+    this.#forget(environment, listenerCode, sdkCode, reason, true);
+  }
+
+  #forget(environment: Environment, listenerCode: number, sdkCode: number, reason: string, forGood: boolean): void {
     const { connectionId, deviceId, listenerInstanceId } = environment.identity;
     if (this.#byConnectionId.get(connectionId) !== environment) return;
     this.#byConnectionId.delete(connectionId);
@@ -185,8 +255,18 @@ export class ListenerRegistry {
     if (device && --device.environments <= 0) this.#devices.delete(deviceId);
     environment.tenant.release("environment");
     environment.remove(listenerCode, sdkCode, reason);
+    if (!forGood) {
+      this.#context.options.logger.info("relay: environment let go (another node holds it now)", { connectionId });
+      return;
+    }
+    this.#cluster?.removedForGood(environment.identity, environment.tenant);
     this.#context.options.logger.info("relay: environment removed", { connectionId, reason });
     this.#context.emit("environment-removed", connectionId, reason);
+  }
+
+  /** Cluster mode, shutdown: every environment let go (sockets closed with 1012: clients reconnect to another node), shared records kept. */
+  evictAll(): void {
+    for (const environment of this.list()) this.evict(environment);
   }
 
   /** Removes every environment of `deviceId` (a reaped sandbox's): listener and SDK sockets closed with 1008. */

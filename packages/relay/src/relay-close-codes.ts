@@ -14,6 +14,8 @@ export const RELAY_CLOSE = {
   replacedListener: { code: 1000, reason: "Replaced by new connection" },
   /** Relay shutdown, or a socket superseded by a newer one. */
   goingAway: { code: 1001, reason: "Relay shutting down" },
+  /** Cluster mode: this node no longer holds the environment (its lease moved or ran out, or the node stops); reconnect through the balancer. */
+  movedNode: { code: 1012, reason: "Environment moved to another relay node; reconnect" },
   /** An SDK session whose resume window ended without a reconnect. */
   sessionExpired: { code: 1001, reason: "Session expired" },
   /** An SDK session held more unacknowledged bytes than its bound (or its tenant's). */

@@ -4,6 +4,7 @@
  * See docs/relay.md "Bounds".
  */
 import type { Timers } from "toolrelay/protocol";
+import type { RelayClusterOptions, ResolvedClusterOptions } from "./cluster/cluster-options.js";
 import type { RelayKey, TenantKeys } from "./relay-keys.js";
 import type { RelaySandboxOptions, ResolvedSandboxOptions } from "./sandbox-options.js";
 
@@ -159,6 +160,12 @@ export interface RelayOptions {
   sandbox?: RelaySandboxOptions | undefined;
   /** Sandboxes one tenant may have at once (more: 429). Default 8. */
   maxSandboxesPerTenant?: number | undefined;
+  /**
+   * Run as one node of a cluster that shares environments, leases and outstanding tool calls in
+   * NATS JetStream (docs/relay-cluster.md). Every node must have the same keys and bounds. Not
+   * with `sandbox`. Default: none (a single relay holding everything in memory).
+   */
+  cluster?: RelayClusterOptions | undefined;
   /** Log sink. Default: silent. */
   logger?: RelayLogger | undefined;
   /** Timers (inject fake ones in tests). Default: the global timers. */
@@ -197,6 +204,7 @@ export interface ResolvedRelayOptions {
   enableTestHooks: boolean;
   sandbox: ResolvedSandboxOptions | undefined;
   maxSandboxesPerTenant: number;
+  cluster: ResolvedClusterOptions | undefined;
   logger: RelayLogger;
   timers: Timers;
 }

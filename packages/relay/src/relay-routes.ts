@@ -4,6 +4,7 @@
  * tenant: another tenant's `connectionId` is a 404, "every environment" means the caller's.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RelayCluster } from "./cluster/relay-cluster.js";
 import type { ConnectionGuard } from "./connection-guard.js";
 import { parseRegistration, type ListenerRegistry } from "./listener-registry.js";
 import type { DropSdkSocketsOptions } from "./relay.js";
@@ -24,6 +25,8 @@ export interface RouteContext {
   emit: RelayEmit;
   /** `undefined` when the relay provisions no sandboxes. */
   sandboxes: SandboxRegistry | undefined;
+  /** Cluster mode: registrations and listings go through the shared directory. */
+  cluster: RelayCluster | undefined;
   closeListener(connectionId: string, code?: number, reason?: string): boolean;
   /** Drops SDK sockets of the principal's tenant (one environment, or all of the tenant's). */
   dropSdkSockets(principal: Principal, connectionId: string | undefined, options: DropSdkSocketsOptions): number;
@@ -68,7 +71,10 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
     if (!body.ok) return sendError(response, body.status, body.message);
     const registration = parseRegistration(body.value);
     if (typeof registration === "string") return sendError(response, 400, registration);
-    const outcome = registry.register(principal, registration, `ws://${request.headers.host}`);
+    const wsBase = `ws://${request.headers.host}`;
+    const outcome = context.cluster
+      ? await context.cluster.register(principal, registration, wsBase)
+      : registry.register(principal, registration, wsBase);
     if ("refusal" in outcome) {
       emit("refused", {
         kind: outcome.refusal.kind,
@@ -84,6 +90,8 @@ export async function handleRelayRequest(context: RouteContext, request: Incomin
     if (lacks("sdk")) return;
     // Cloud's shape: an environment whose listener is not connected has no connectionId, and
     // connectedAt is epoch ms (or null).
+    if (context.cluster)
+      return sendJson(response, 200, { connections: await context.cluster.connections(principal.tenant), hasNextPage: false });
     const connections = registry.list(principal.tenant).map(({ identity, listener }) => ({
       id: identity.id,
       connectionId: listener.ready ? identity.connectionId : null,

@@ -10,6 +10,8 @@ import type { Duplex } from "node:stream";
 import { EventEmitter } from "eventemitter3";
 import { type WebSocket, WebSocketServer } from "ws";
 import { ToolrelayError } from "toolrelay/protocol";
+import { RelayCluster } from "./cluster/relay-cluster.js";
+import { HOP_HEADER, pipeUpgrade } from "./cluster/socket-pipe.js";
 import { ConnectionGuard } from "./connection-guard.js";
 import { FairScheduler } from "./fair-scheduler.js";
 import { rememberRawSocket } from "./turn-write-batch.js";
@@ -23,7 +25,8 @@ import { tenantsWithSharedRoles } from "./relay-keys.js";
 import { closeReason, isSendableCloseCode, refuseUpgrade, sendError } from "./relay-http.js";
 import { handleRelayRequest } from "./relay-routes.js";
 import type { RelayOptions, ResolvedRelayOptions } from "./relay-options.js";
-import { handleRelayUpgrade } from "./relay-upgrade.js";
+import { authenticate, checkRequestOrigin } from "./relay-auth.js";
+import { handleRelayUpgrade, upgradeKind } from "./relay-upgrade.js";
 import { resolveRelayOptions } from "./resolve-relay-options.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
 import { TenantDirectory, type Principal } from "./tenant-directory.js";
@@ -37,6 +40,8 @@ interface RelayParts {
   guard: ConnectionGuard;
   options: ResolvedRelayOptions;
   emit: RelayEmit;
+  /** Cluster mode (docs/relay-cluster.md); `undefined` for a single relay. */
+  cluster: RelayCluster | undefined;
 }
 
 class RelayServer extends EventEmitter<RelayEvents> implements Relay {
@@ -141,7 +146,9 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
     this.#heartbeat.stop();
     guard.stop();
     await this.#parts.sandboxes?.closeAll();
-    registry.removeAll("Relay shutting down");
+    // A cluster node lets its environments go (1012: clients reconnect to another node) and keeps their shared records.
+    if (this.#parts.cluster) await this.#parts.cluster.stop();
+    else registry.removeAll("Relay shutting down");
     const clients = () => [...servers.sdk.clients, ...servers.listener.clients];
     const deadline = options.timers.now() + 1_000;
     while (clients().length > 0 && options.timers.now() < deadline)
@@ -155,7 +162,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   /** HTTP routes (relay-routes.ts). */
   handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { options, registry, directory, guard, emit, sandboxes } = this.#parts;
+    const { options, registry, directory, guard, emit, sandboxes, cluster } = this.#parts;
     return handleRelayRequest(
       {
         options,
@@ -164,6 +171,7 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
         guard,
         emit,
         sandboxes,
+        cluster,
         closeListener: (connectionId, code, reason) => this.closeListener(connectionId, code, reason),
         dropSdkSockets: (principal, connectionId, drop) => this.#dropSdkSockets(principal, connectionId, drop),
       },
@@ -174,11 +182,58 @@ class RelayServer extends EventEmitter<RelayEvents> implements Relay {
 
   /** WebSocket upgrades (relay-upgrade.ts). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const { options, registry, directory, servers, emit } = this.#parts;
+    const { options } = this.#parts;
     if (this.#closing) {
       refuseUpgrade(socket, 503, "relay is shutting down");
       return;
     }
+    if (this.#parts.cluster) {
+      this.#routeClusterUpgrade(this.#parts.cluster, request, socket, head).catch((error: unknown) => {
+        options.logger.warn("relay: routing an upgrade in the cluster failed", { error: String(error) });
+        refuseUpgrade(socket, 503, "the relay cluster's store cannot be reached; try again");
+      });
+      return;
+    }
+    this.#upgradeHere(request, socket, head);
+  }
+
+  /**
+   * Cluster mode: an upgrade that names an environment of the caller's tenant is handled here when
+   * this node holds the environment (or takes it), else piped to the node that does. Anything
+   * the normal checks refuse is refused here, as on a single relay.
+   */
+  async #routeClusterUpgrade(cluster: RelayCluster, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const { options, directory, guard } = this.#parts;
+    const url = new URL(request.url ?? "/", "http://relay.invalid");
+    const target = upgradeKind(url.pathname);
+    const origin = checkRequestOrigin(request, { bindHost: options.host, allowedHosts: options.allowedHosts });
+    const auth = target && authenticate(request, url, directory, { allowQueryToken: target.kind === "sdk" && options.allowQueryToken });
+    if (!target || origin || !auth || "refusal" in auth) {
+      this.#upgradeHere(request, socket, head);
+      return;
+    }
+    const hop = request.headers[HOP_HEADER] !== undefined;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const route = await cluster.route(target.connectionId, auth.principal.tenant, hop);
+      if (socket.destroyed) return;
+      if (route.kind === "local" || route.kind === "not-found") {
+        this.#upgradeHere(request, socket, head);
+        return;
+      }
+      if (route.kind === "busy") {
+        refuseUpgrade(socket, 503, route.message);
+        return;
+      }
+      guard.established(socket);
+      const piped = await pipeUpgrade(request, socket, head, { address: route.address, nodeId: cluster.nodeId, timers: options.timers });
+      if (piped === "piped") return;
+      await cluster.unreachable(route.nodeId, target.connectionId);
+    }
+    refuseUpgrade(socket, 503, "the environment's relay node cannot be reached; try again");
+  }
+
+  #upgradeHere(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const { options, registry, directory, servers, emit } = this.#parts;
     handleRelayUpgrade(
       { options, registry, directory, servers, emit, accepted: (webSocket, raw) => this.accepted(webSocket, raw) },
       request,
@@ -261,7 +316,25 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
         relayUrl: () => relay?.httpUrl ?? "",
       })
     : undefined;
-  relay = new RelayServer({ server, servers, registry, directory, sandboxes, guard, options: resolved, emit });
+  let cluster: RelayCluster | undefined;
+  if (resolved.cluster) {
+    const address = server.address() as AddressInfo;
+    try {
+      cluster = await RelayCluster.start({
+        cluster: resolved.cluster,
+        options: resolved,
+        registry,
+        address:
+          resolved.cluster.advertiseAddress ?? `${resolved.host.includes(":") ? `[${resolved.host}]` : resolved.host}:${address.port}`,
+        tenant: (name) => directory.tenant(name),
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      guard.stop();
+      throw error;
+    }
+  }
+  relay = new RelayServer({ server, servers, registry, directory, sandboxes, guard, options: resolved, emit, cluster });
   resolved.logger.info("relay: listening", {
     url: relay.httpUrl,
     listenerMode: resolved.listenerMode,

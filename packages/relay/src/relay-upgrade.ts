@@ -27,7 +27,7 @@ const LISTENER_PATH = /^\/v1\/environments\/([^/]+)\/listener\/ws$/;
 const MAX_PARAM_LENGTH = 512;
 
 /** Which upgrade endpoint a path names (`undefined` for none). */
-function upgradeKind(pathname: string): { kind: "sdk" | "listener"; connectionId: string } | undefined {
+export function upgradeKind(pathname: string): { kind: "sdk" | "listener"; connectionId: string } | undefined {
   const sdk = SDK_PATH.exec(pathname);
   if (sdk?.[1]) return { kind: "sdk", connectionId: safeDecode(sdk[1]) };
   const listener = LISTENER_PATH.exec(pathname);

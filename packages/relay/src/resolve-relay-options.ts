@@ -6,6 +6,7 @@
 import { ToolrelayError } from "toolrelay/protocol";
 import { systemTimers } from "toolrelay/protocol";
 import { isLoopbackHost } from "toolrelay/protocol";
+import { resolveClusterOptions } from "./cluster/cluster-options.js";
 import { buildRelayKeys } from "./relay-keys.js";
 import { silentRelayLogger, type RelayOptions, type ResolvedRelayOptions } from "./relay-options.js";
 import { resolveSandboxOptions } from "./sandbox-options.js";
@@ -38,6 +39,9 @@ export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOp
   }
   const port = count("port", options.port, 0, 0);
   if (port > 65_535) throw invalid("port must be <= 65535");
+  if (options.cluster !== undefined && options.sandbox !== undefined) {
+    throw invalid("cluster and sandbox cannot be combined yet: sandboxes are per process (docs/relay-cluster.md)");
+  }
   return {
     port,
     host,
@@ -68,6 +72,7 @@ export function resolveRelayOptions(options: RelayOptions = {}): ResolvedRelayOp
     enableTestHooks: options.enableTestHooks ?? false,
     sandbox: options.sandbox === undefined ? undefined : resolveSandboxOptions(options.sandbox),
     maxSandboxesPerTenant: count("maxSandboxesPerTenant", options.maxSandboxesPerTenant, 8, 1),
+    cluster: options.cluster === undefined ? undefined : resolveClusterOptions(options.cluster),
     logger: options.logger ?? silentRelayLogger,
     timers: options.timers ?? systemTimers,
   };

@@ -25,6 +25,8 @@ export interface SdkCommandsContext {
   router: ToolCallRouter;
   requests: RequestOwners;
   emit: RelayEmit;
+  /** A tool answer went to the listener (cluster mode forgets the shared call record then, not before). */
+  answered?: ((requestId: string) => void) | undefined;
 }
 
 function nonEmptyString(value: unknown): string | undefined {
@@ -122,6 +124,7 @@ export class SdkCommands {
       return;
     }
     const delivery = listener.sendCommand(frame, { always: true });
+    this.#context.answered?.(outcome.call.requestId);
     emit("tool-call-answered", { connectionId, requestId: outcome.call.requestId, delivery: delivery === "sent" ? "sent" : "queued" });
   }
 

@@ -22,6 +22,8 @@ export interface ToolCallRouterOptions {
   answerListener(frame: RelayFrame): void;
   /** The relay answered a call to the listener with an error (no owner, over the cap, …). */
   onFailed(requestId: string, reason: string): void;
+  /** The registrant of `runtimeKey` changed (`identity` undefined: cleared). Cluster mode records it. */
+  onRegistrant?: ((runtimeKey: string, identity: string | undefined) => void) | undefined;
 }
 
 /** What became of an `external_tool_call_request`. */
@@ -40,7 +42,8 @@ function isMoreRecent(candidate: SdkSession, current: SdkSession): boolean {
 
 export class ToolCallRouter {
   #calls: OutstandingCalls;
-  #registrants = new Map<string, SdkSession>();
+  /** runtime key → identity of the session that registered tools for it last (an identity outlives a session object: a resumed or moved session has a new one). */
+  #registrants = new Map<string, string>();
   #config: ToolCallRouterOptions;
   #timers: Timers;
 
@@ -91,12 +94,27 @@ export class ToolCallRouter {
 
   /** `session` registered tools for `runtimeKey` (it is bound to it): it is preferred for its calls. */
   registered(session: SdkSession, runtimeKey: string): void {
-    this.#registrants.set(runtimeKey, session);
+    if (this.#registrants.get(runtimeKey) === session.identity) return;
+    this.#registrants.set(runtimeKey, session.identity);
+    this.#config.onRegistrant?.(runtimeKey, session.identity);
   }
 
   /** The tools of `runtimeKey` were replaced by a command without tools. */
   cleared(runtimeKey: string): void {
-    this.#registrants.delete(runtimeKey);
+    if (!this.#registrants.delete(runtimeKey)) return;
+    this.#config.onRegistrant?.(runtimeKey, undefined);
+  }
+
+  /**
+   * Cluster mode, a node taking the environment over: the registrants and the outstanding calls
+   * it read from the shared store. The calls wait for (or go to) their owner as if just requested.
+   */
+  restore(registrants: ReadonlyMap<string, string>, calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>): void {
+    for (const [runtimeKey, identity] of registrants) this.#registrants.set(runtimeKey, identity);
+    for (const { requestId, runtimeKey, frame } of calls) {
+      const call = this.#calls.add(requestId, runtimeKey, frame);
+      if (call) this.#deliver(call);
+    }
   }
 
   /** `session` is bound to a runtime now: calls of that runtime waiting for an owner go to it. */
@@ -121,7 +139,7 @@ export class ToolCallRouter {
 
   /** A session closed: its calls go to another session of their runtime, or wait for one. */
   sessionGone(session: SdkSession): void {
-    for (const [runtimeKey, registrant] of this.#registrants) if (registrant === session) this.#registrants.delete(runtimeKey);
+    for (const [runtimeKey, registrant] of this.#registrants) if (registrant === session.identity) this.cleared(runtimeKey);
     for (const call of this.#calls.ownedBy(session)) call.owner = undefined;
     this.offerUnowned();
   }
@@ -151,7 +169,7 @@ export class ToolCallRouter {
     let best: SdkSession | undefined;
     for (const session of this.#config.sessions()) {
       if (session.isClosed || session.runtimeKey !== runtimeKey) continue;
-      if (session === registrant) return session;
+      if (session.identity === registrant) return session;
       if (!best || isMoreRecent(session, best)) best = session;
     }
     return best;

@@ -1,0 +1,77 @@
+/**
+ * Outstanding tool calls, shared (docs/relay-cluster.md "Tool calls"): the node holding an
+ * environment writes each `external_tool_call_request` to the `<name>_calls` bucket — one key per
+ * (environment, request id), made with create-if-absent — before it hands the call to an SDK
+ * session, and deletes it once the answer went to the listener. A node that takes the
+ * environment over reads the calls still there and offers them again; the SDK runs a call once
+ * per key (it replays a call it ran), and the listener ignores an answer it no longer waits for.
+ * The bucket's TTL is the relay's outstanding-call TTL, far beyond the runtime's 300 s wait —
+ * unlike JetStream's 120 s publish-dedupe window, which is why this is a key and not a message id.
+ */
+import type { KV } from "@nats-io/kv";
+import { decodeJson, encodeJson, isWrongRevision, keyToken } from "./cluster-store.js";
+
+/** One outstanding call as the bucket keeps it. */
+export interface JournaledCall {
+  requestId: string;
+  runtimeKey: string;
+  /** The request exactly as the listener sent it (UTF-8 JSON text). */
+  frame: string;
+  createdAt: number;
+}
+
+const callKey = (connectionId: string, requestId: string) => `${connectionId}.${keyToken(requestId)}`;
+
+function parseCall(value: unknown): JournaledCall | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.requestId !== "string" || typeof record.runtimeKey !== "string" || typeof record.frame !== "string") return undefined;
+  return { requestId: record.requestId, runtimeKey: record.runtimeKey, frame: record.frame, createdAt: Number(record.createdAt) || 0 };
+}
+
+export class CallJournal {
+  #kv: KV;
+
+  constructor(kv: KV) {
+    this.#kv = kv;
+  }
+
+  /**
+   * Makes a call durable. `"created"`: it is the call's first record; `"existed"`: a record of
+   * this request id was there already (it is replaced: the runtime's latest request counts).
+   */
+  async record(connectionId: string, call: JournaledCall): Promise<"created" | "existed"> {
+    const key = callKey(connectionId, call.requestId);
+    try {
+      await this.#kv.create(key, encodeJson(call));
+      return "created";
+    } catch (error) {
+      if (!isWrongRevision(error)) throw error;
+      await this.#kv.put(key, encodeJson(call));
+      return "existed";
+    }
+  }
+
+  /** The call was answered to the listener (or given up on): forgotten. */
+  async forget(connectionId: string, requestId: string): Promise<void> {
+    await this.#kv.delete(callKey(connectionId, requestId));
+  }
+
+  /** Every outstanding call of an environment, oldest first. */
+  async list(connectionId: string): Promise<JournaledCall[]> {
+    const keys: string[] = [];
+    for await (const key of await this.#kv.keys(`${connectionId}.>`)) keys.push(key);
+    const entries = await Promise.all(keys.map((key) => this.#kv.get(key)));
+    const calls = entries
+      .map((entry) => (entry && entry.operation === "PUT" ? parseCall(decodeJson(entry.value)) : undefined))
+      .filter((call): call is JournaledCall => call !== undefined);
+    return calls.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /** Forgets every call of an environment (a fresh listener runtime cannot answer them; the environment is gone). */
+  async forgetAll(connectionId: string): Promise<void> {
+    const keys: string[] = [];
+    for await (const key of await this.#kv.keys(`${connectionId}.>`)) keys.push(key);
+    await Promise.all(keys.map((key) => this.#kv.delete(key)));
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The cluster's shared state in NATS JetStream key-value buckets (docs/relay-cluster.md "What is
+ * shared"): `<name>_leases` (who holds each environment; entries expire after the lease TTL),
+ * `<name>_environments` (registrations, device owners and tool registrants; kept until removed)
+ * and `<name>_calls` (outstanding tool calls; expire after the outstanding-call TTL). Keys are
+ * made of ids the relay issued or of hashes, never of raw client text.
+ */
+import { createHash } from "node:crypto";
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { ToolrelayError } from "toolrelay/protocol";
+import type { ResolvedClusterOptions } from "./cluster-options.js";
+
+export interface ClusterStore {
+  readonly connection: NatsConnection;
+  readonly leases: KV;
+  readonly environments: KV;
+  readonly calls: KV;
+  close(): Promise<void>;
+}
+
+/** A KV key token for any text (KV keys allow only `[-/_=.a-zA-Z0-9]`). */
+export function keyToken(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 40);
+}
+
+/** Whether a KV write failed because the key exists or its revision moved (create / update lost a race). */
+export function isWrongRevision(error: unknown): boolean {
+  const text = String((error as { message?: unknown } | undefined)?.message ?? error);
+  return /wrong last sequence|key exists|wrong last msg/i.test(text);
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** The JSON in a KV value; `undefined` when it is not JSON. */
+export function decodeJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(bytes)) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Connects to NATS and opens (creating when missing) the cluster's buckets. */
+export async function openClusterStore(options: ResolvedClusterOptions, outstandingCallTtlMs: number): Promise<ClusterStore> {
+  let connection: NatsConnection;
+  try {
+    connection = await connect({
+      servers: options.servers,
+      name: `toolrelay-relay ${options.nodeId}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      timeout: 5_000,
+    });
+  } catch (error) {
+    throw new ToolrelayError("INVALID_OPTIONS", `relay: cannot connect to the cluster's NATS servers (${options.servers.join(", ")})`, {
+      cause: error,
+    });
+  }
+  try {
+    const manager = new Kvm(connection);
+    const replicas = options.replicas;
+    const [leases, environments, calls] = await Promise.all([
+      manager.create(`${options.name}_leases`, { history: 1, ttl: options.leaseTtlMs, replicas }),
+      manager.create(`${options.name}_environments`, { history: 1, replicas }),
+      manager.create(`${options.name}_calls`, { history: 1, ttl: outstandingCallTtlMs, replicas }),
+    ]);
+    return { connection, leases, environments, calls, close: () => connection.drain().catch(() => connection.close()) };
+  } catch (error) {
+    await connection.close().catch(() => {});
+    throw new ToolrelayError(
+      "INVALID_OPTIONS",
+      "relay: cannot open the cluster's key-value buckets (is JetStream enabled on the NATS servers?)",
+      {
+        cause: error,
+      },
+    );
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * What cluster mode adds to one environment (docs/relay-cluster.md), as the environment sees it:
+ * whether this node may still act for it (it holds the environment's lease, by its own clock),
+ * and the shared records it keeps current — outstanding tool calls, tool registrants, the
+ * listener's state. A single relay has none of it. Implemented in `cluster/`.
+ */
+import type { RelayFrame } from "./relay-frame.js";
+
+export interface EnvironmentJournal {
+  /** Whether this node may act for the environment now; `false` once its lease moved or ran out. */
+  mayAct(): boolean;
+  /** Makes a tool call durable; resolves once the shared store has it (rejects when it cannot be reached). */
+  recordCall(requestId: string, runtimeKey: string, frame: RelayFrame): Promise<void>;
+  /** The call was answered to the listener, or given up on. */
+  forgetCall(requestId: string): void;
+  /** Every call of the environment is void (a fresh listener runtime cannot answer them). */
+  forgetAllCalls(): void;
+  /** The session identity that registered tools for `runtimeKey` (`undefined`: cleared). */
+  setRegistrant(runtimeKey: string, identity: string | undefined): void;
+  /** The listener connected (`ready`) or went away. */
+  listenerChanged(ready: boolean, connectedAt: number | undefined): void;
+}
