@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSession, defineTool, type Session } from "../packages/toolrelay/src/index.js";
 import { z } from "zod";
 import { until } from "../test/support/wait.js";
-import { startClusterStack, type ClusterStack } from "./support/cluster-stack.js";
+import { startClusterStack, type ClusterNode, type ClusterStack } from "./support/cluster-stack.js";
 
 const directive = (row: string) => `CALL note {"row":"${row}"}`;
 
@@ -81,4 +81,59 @@ describe("relay cluster: 3 nodes behind a round-robin balancer, the real listene
       await session?.close();
     }
   }, 120_000);
+
+  it("a frozen holder (SIGSTOP) loses the environment: what was written to it is reported unconfirmed, never run; when it wakes it writes nothing and lets go; the next turn completes once", async () => {
+    const runs = new Map<string, number>();
+    let session: Session | undefined;
+    let frozen: ClusterNode | undefined;
+    try {
+      session = await createSession(stack.sessionOptions({ tools: [noteTool(runs, 100)], requestTimeoutMs: 8_000 }));
+      await session.send(directive("before-the-freeze")).result;
+      const connectionId = await stack.connectionId();
+      frozen = await stack.holder(connectionId);
+      expect(frozen).toBeDefined();
+      const frozenNode = frozen!;
+      const linesBefore = frozenNode.process.lines.length;
+      process.kill(frozenNode.process.pid, "SIGSTOP");
+      // Written into the frozen node's socket: it never reaches the runtime. The SDK cannot know
+      // that; it says so at the input's deadline — never an empty end_turn (the fallback that ended
+      // such a turn was an SDK bug this test found).
+      const lost = session.send(directive("into-the-frozen-node"));
+      await expect(lost.result).rejects.toMatchObject({ code: "INPUT_UNCONFIRMED" });
+      expect(runs.get("into-the-frozen-node")).toBeUndefined();
+      // Meanwhile the SDK found the node dead and reconnected through the balancer; once the lease
+      // ran out, another node took the environment over (the listener is still stuck on the frozen node).
+      const taker = await untilHolderOtherThan(stack, connectionId, frozenNode.nodeId, 30_000);
+      const next = session.send(directive("after-the-takeover"));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      process.kill(frozenNode.process.pid, "SIGCONT");
+      frozen = undefined;
+      // On waking, the node finds by its own clock that its lease ran out: it lets the environment
+      // go (closing the listener's sockets, 1012), writes nothing, and the listener reconnects to the taker.
+      const result = await next.result;
+      expect(result.stopReason).toBe("end_turn");
+      expect(result.toolOutputs.map((output) => output.output)).toEqual(["noted after-the-takeover"]);
+      expect(runs.get("after-the-takeover")).toBe(1);
+      const afterWake = frozenNode.process.lines.slice(linesBefore).filter((line) => line.includes(connectionId));
+      console.info(`[cluster freeze] ${frozenNode.nodeId} after SIGCONT:\n${afterWake.join("\n")}`);
+      expect(afterWake.some((line) => line.includes("environment lease lost"))).toBe(true);
+      expect(afterWake.some((line) => line.includes("environment lease taken"))).toBe(false);
+      expect((await stack.holder(connectionId))?.nodeId).toBe(taker.nodeId);
+      expect(runs.get("into-the-frozen-node")).toBeUndefined();
+    } finally {
+      if (frozen) process.kill(frozen.process.pid, "SIGCONT");
+      await session?.close();
+    }
+  }, 120_000);
 });
+
+/** Polls the shared store until a node other than `nodeId` holds the environment. */
+async function untilHolderOtherThan(stack: ClusterStack, connectionId: string, nodeId: string, timeoutMs: number): Promise<ClusterNode> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const holder = await stack.holder(connectionId);
+    if (holder && holder.nodeId !== nodeId) return holder;
+    if (Date.now() > deadline) throw new Error(`no node other than ${nodeId} took ${connectionId} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

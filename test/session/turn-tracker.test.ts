@@ -180,6 +180,22 @@ describe("TurnTracker", () => {
     expect(tracker.owedEnds).toEqual(["cm-1"]);
   });
 
+  it("after frames may have been lost, never ends a turn the runtime has shown no sign of having: an idle runtime may simply never have got its input (found with a frozen relay node, issue 27)", async () => {
+    const turn = Turn.create(async () => undefined);
+    tracker.begin(turn, "cm-1");
+    tracker.inputWritten("cm-1");
+    tracker.framesMayBeLost();
+    // Idle, no run, nothing mapped to cm-1: the runtime says nothing about this message.
+    tracker.onLoopStatus(loop("WAITING_ON_INPUT", [], {}));
+    vi.advanceTimersByTime(LOST_END_QUIET_MS * 3);
+    expect(turn.done).toBe(false); // its input's deadline decides (INPUT_UNCONFIRMED), not an empty end_turn
+    // input_accepted: now the runtime has it, and the lost-end fallback applies.
+    tracker.inputAccepted();
+    tracker.onLoopStatus(loop("WAITING_ON_INPUT", [], {}));
+    vi.advanceTimersByTime(LOST_END_QUIET_MS);
+    expect(await turn.result).toMatchObject({ stopReason: "end_turn" });
+  });
+
   it("probes a silent turn with a sync (never with its input again), but not while a client tool of it runs", () => {
     const turn = Turn.create(async () => undefined);
     tracker.begin(turn, "cm-1");

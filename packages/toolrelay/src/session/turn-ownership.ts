@@ -47,6 +47,12 @@ export class TurnOwnership {
     return this.#messageOfRun.get(runId);
   }
 
+  /** Whether a run of the runtime is known to answer `clientMessageId` (the runtime has the message). */
+  hasRunFor(clientMessageId: string): boolean {
+    for (const message of this.#messageOfRun.values()) if (message === clientMessageId) return true;
+    return false;
+  }
+
   /** Messages whose end is still owed, oldest first (a copy). */
   get owed(): readonly string[] {
     return [...this.#owed];

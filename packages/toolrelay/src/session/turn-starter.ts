@@ -197,7 +197,9 @@ export class TurnStarter {
     if (!accepted.accepted) {
       this.#options.turns.inputDropped(clientMessageId);
       turn.fail(new ToolrelayError("REQUEST_FAILED", `the runtime refused the message: ${accepted.error ?? "no reason given"}`));
+      return;
     }
+    if (!turn.done) this.#options.turns.inputAccepted();
   }
 
   /** The client message id `start` put in the input (one message, always set). */

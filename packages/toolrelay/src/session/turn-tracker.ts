@@ -50,6 +50,13 @@ interface ActiveTurn {
   aborted: boolean;
   /** Frames of this turn may have been lost (the link reconnected): its end may never come. */
   endMayBeLost: boolean;
+  /**
+   * The runtime has the turn's input: it confirmed it (`input_accepted`), or a run of it answers
+   * the turn's message. Until then an idle runtime says nothing about this turn — its input may
+   * never have arrived — so the lost-end fallback waits: the input's own deadline decides
+   * (`INPUT_UNCONFIRMED`), never an empty `end_turn`.
+   */
+  inputConfirmed: boolean;
   quietTimer: TimerHandle | undefined;
   probeTimer: TimerHandle | undefined;
 }
@@ -104,6 +111,7 @@ export class TurnTracker {
       lastStopReason: undefined,
       aborted: false,
       endMayBeLost: false,
+      inputConfirmed: false,
       quietTimer: undefined,
       probeTimer: undefined,
     };
@@ -118,6 +126,11 @@ export class TurnTracker {
   /** The turn's input is about to be written: the runtime will owe it one end. */
   inputWritten(clientMessageId: string): void {
     this.#ownership.owe(clientMessageId);
+  }
+
+  /** The runtime confirmed the running turn's input. */
+  inputAccepted(): void {
+    if (this.#active) this.#active.inputConfirmed = true;
   }
 
   /** The turn's input was refused, or never went out: the runtime owes it nothing. */
@@ -162,6 +175,7 @@ export class TurnTracker {
     // message at all (a turn the runtime started itself, e.g. a <task-notification>) is not ours.
     const owner = typeof fields.run_id === "string" ? this.#ownership.messageOf(fields.run_id) : undefined;
     if (owner !== undefined && owner !== active.clientMessageId) return;
+    if (owner === active.clientMessageId) active.inputConfirmed = true;
     this.#clearQuiet(active);
     if (fields.message_type === "stop_reason" && typeof fields.stop_reason === "string") {
       active.lastStopReason = fields.stop_reason;
@@ -181,10 +195,11 @@ export class TurnTracker {
     // turn_finished of an earlier message must never end the next turn.
     for (const { frame: end, owner } of this.#ownership.learn(status, active?.clientMessageId, eventSeq)) this.#endBy(end, owner);
     if (!active || active.turn.done) return;
+    if (this.#ownership.hasRunFor(active.clientMessageId)) active.inputConfirmed = true;
     this.#armProbe();
     const idle = status.status === "WAITING_ON_INPUT" && (status.active_run_ids ?? []).length === 0;
     if (!idle) this.#clearQuiet(active);
-    else if (active.endMayBeLost && active.quietTimer === undefined) this.#armQuiet(active);
+    else if (active.endMayBeLost && active.inputConfirmed && active.quietTimer === undefined) this.#armQuiet(active);
   }
 
   onTurnFinished(frame: TurnFinishedFrame, eventSeq?: number): void {
@@ -221,7 +236,7 @@ export class TurnTracker {
     active.quietTimer = this.#options.timers.setTimeout(() => {
       active.quietTimer = undefined;
       // Still owed: if its end comes after all, it must not end the next turn.
-      if (active.turn.done || this.#options.pendingCalls() > 0 || active.lastStopReason === "requires_approval") return;
+      if (active.turn.done || !active.inputConfirmed || this.#options.pendingCalls() > 0 || active.lastStopReason === "requires_approval") return;
       active.turn.finish(active.stopReason ?? (active.aborted ? "cancelled" : "end_turn"));
     }, LOST_END_QUIET_MS);
   }
