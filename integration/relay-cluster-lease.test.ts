@@ -76,12 +76,25 @@ describe("the environment lease on a real JetStream key-value bucket", () => {
     expect(await b.acquire("env-1")).toBe(false);
     expect(await b.holder("env-1")).toMatchObject({ nodeId: "a" });
     await sleep(TTL_MS * 3);
-    expect(a.held("env-1")).toBe(true);
-    expect(await b.acquire("env-1")).toBe(false);
+    expect(a.held("env-1"), "a still holds it after 3 TTLs of renewals").toBe(true);
+    expect(await b.acquire("env-1"), "b cannot take it meanwhile").toBe(false);
     await a.release("env-1");
     expect(a.held("env-1")).toBe(false);
-    expect(await b.acquire("env-1")).toBe(true);
+    expect(await b.acquire("env-1"), "b takes it at once after the release (even with a renewal on its way)").toBe(true);
     expect(await a.holder("env-1")).toMatchObject({ nodeId: "b" });
+  }, 30_000);
+
+  it("a release while a renewal is on its way still frees the key (the release waits for the renewal's revision)", async () => {
+    const a = node("a4");
+    const b = node("b4");
+    for (let round = 0; round < 5; round++) {
+      const connectionId = `env-4-${round}`;
+      expect(await a.acquire(connectionId)).toBe(true);
+      a.setListener(connectionId, true, Date.now()); // a renewal goes out now…
+      await a.release(connectionId); // …and the release comes right behind it
+      expect(await b.acquire(connectionId), `round ${round}: b takes the released key`).toBe(true);
+      await b.release(connectionId);
+    }
   }, 30_000);
 
   it("a holder that stops renewing (frozen) loses the lease: another node takes it after the TTL, and on waking the old holder acts no more and writes nothing", async () => {

@@ -186,13 +186,13 @@ export class ListenerRegistry {
 
   /**
    * Cluster mode: this node took the environment's lease and holds it from now on, made from its
-   * shared record (the same connection id on every node). `undefined` when the tenant is at its
-   * environment cap on this node.
+   * shared record (the same connection id on every node).
    */
-  adopt(identity: EnvironmentIdentity, tenant: Tenant): Environment | undefined {
+  adopt(identity: EnvironmentIdentity, tenant: Tenant): Environment {
     const existing = this.#byConnectionId.get(identity.connectionId);
     if (existing) return existing;
-    if (!tenant.reserve("environment")) return undefined;
+    // Registered (and counted against the tenant's cap) already: this node only takes it over.
+    tenant.take("environment");
     const environment = this.#create(identity, tenant);
     this.#context.options.logger.info("relay: environment taken over", { connectionId: identity.connectionId, tenant: tenant.name });
     return environment;

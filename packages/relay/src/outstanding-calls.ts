@@ -47,12 +47,14 @@ export class OutstandingCalls {
 
   /**
    * Remembers a request (a repeated request id replaces the older entry). `undefined` when the
-   * tenant is at its outstanding-call cap: the request is not kept.
+   * tenant is at its outstanding-call cap: the request is not kept. `restored`: cluster mode, a
+   * call the tenant already holds in the cluster, taken over by this node (not checked against the cap).
    */
-  add(requestId: string, runtimeKey: string, frame: RelayFrame): OutstandingCall | undefined {
+  add(requestId: string, runtimeKey: string, frame: RelayFrame, options: { restored?: boolean } = {}): OutstandingCall | undefined {
     this.sweep();
     const previous = this.#calls.get(requestId);
     if (previous) this.#forget(previous, false);
+    else if (options.restored) this.#options.tenant.take("outstandingCall");
     else if (!this.#options.tenant.reserve("outstandingCall")) return undefined;
     const call: OutstandingCall = {
       requestId,

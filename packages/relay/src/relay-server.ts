@@ -327,6 +327,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
         address:
           resolved.cluster.advertiseAddress ?? `${resolved.host.includes(":") ? `[${resolved.host}]` : resolved.host}:${address.port}`,
         tenant: (name) => directory.tenant(name),
+        tenants: () => directory.tenants(),
       });
     } catch (error) {
       await new Promise<void>((resolve) => server.close(() => resolve()));

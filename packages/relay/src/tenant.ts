@@ -29,6 +29,18 @@ export interface TenantUsage {
   unackedBytes: number;
 }
 
+/**
+ * Cluster mode: what the tenant holds on the OTHER nodes (docs/relay-cluster.md "Tenant caps"),
+ * added to this node's own counts in every cap check.
+ */
+export interface TenantRemoteUsage {
+  /** Units of `kind` (or unacknowledged bytes) the tenant holds on the other nodes now. */
+  held(tenant: string, kind: TenantResource | "unackedBytes"): number;
+}
+
+/** What this node alone holds for a tenant (what cluster mode publishes for the other nodes). */
+export type TenantLocalUsage = Record<TenantResource | "unackedBytes", number>;
+
 export interface TenantLimits {
   environment: number;
   session: number;
@@ -44,6 +56,8 @@ export class Tenant {
   #used: Record<TenantResource, number> = { environment: 0, session: 0, outstandingCall: 0, sandbox: 0 };
   #holders = new Map<UnackedHolder, number>();
   #unackedBytes = 0;
+  #remote: TenantRemoteUsage | undefined;
+  #onChange: (() => void) | undefined;
 
   constructor(name: string, limits: TenantLimits, logger: RelayLogger) {
     this.name = name;
@@ -56,24 +70,49 @@ export class Tenant {
     return this.#limits[kind];
   }
 
-  /** Takes one unit of `kind`; false (and nothing taken) when the tenant is at its cap. */
+  /**
+   * Cluster mode: count what the other nodes hold too (`remote`), and say when this node's own
+   * counts change (`onChange`, to publish them).
+   */
+  joinCluster(remote: TenantRemoteUsage, onChange: () => void): void {
+    this.#remote = remote;
+    this.#onChange = onChange;
+  }
+
+  /** Takes one unit of `kind`; false (and nothing taken) when the tenant is at its cap (in cluster mode: across every node). */
   reserve(kind: TenantResource): boolean {
-    if (this.#used[kind] >= this.#limits[kind]) {
+    if (this.used(kind) >= this.#limits[kind]) {
       this.#logger.warn("relay: tenant limit reached", { tenant: this.name, resource: kind, limit: this.#limits[kind] });
       return false;
     }
     this.#used[kind]++;
+    this.#onChange?.();
     return true;
+  }
+
+  /**
+   * Takes one unit of `kind` without the cap check: cluster mode, for what the tenant already
+   * holds in the cluster and this node takes over (an environment, its outstanding calls).
+   */
+  take(kind: TenantResource): void {
+    this.#used[kind]++;
+    this.#onChange?.();
   }
 
   /** Gives back `units` of `kind` (never below zero). */
   release(kind: TenantResource, units = 1): void {
     this.#used[kind] = Math.max(0, this.#used[kind] - units);
+    this.#onChange?.();
   }
 
-  /** How many of `kind` the tenant holds. */
+  /** How many of `kind` the tenant holds (in cluster mode: on every node). */
   used(kind: TenantResource): number {
-    return this.#used[kind];
+    return this.#used[kind] + (this.#remote?.held(this.name, kind) ?? 0);
+  }
+
+  /** What this node alone holds. */
+  localUsage(): TenantLocalUsage {
+    return { ...this.#used, unackedBytes: this.#unackedBytes };
   }
 
   /**
@@ -85,7 +124,8 @@ export class Tenant {
     if (bytes <= 0) this.#holders.delete(holder);
     else this.#holders.set(holder, bytes);
     this.#unackedBytes += bytes - previous;
-    if (this.#unackedBytes <= this.#limits.unackedBytes) return;
+    if (bytes !== previous) this.#onChange?.();
+    if (this.#unackedBytes + (this.#remote?.held(this.name, "unackedBytes") ?? 0) <= this.#limits.unackedBytes) return;
     let largest: UnackedHolder | undefined;
     let most = -1;
     for (const [candidate, held] of this.#holders) {
@@ -103,14 +143,15 @@ export class Tenant {
     largest.overTenantBudget();
   }
 
+  /** The tenant's counts (in cluster mode: on every node). */
   usage(): TenantUsage {
     return {
       tenant: this.name,
-      environments: this.#used.environment,
-      sessions: this.#used.session,
-      outstandingCalls: this.#used.outstandingCall,
-      sandboxes: this.#used.sandbox,
-      unackedBytes: this.#unackedBytes,
+      environments: this.used("environment"),
+      sessions: this.used("session"),
+      outstandingCalls: this.used("outstandingCall"),
+      sandboxes: this.used("sandbox"),
+      unackedBytes: this.#unackedBytes + (this.#remote?.held(this.name, "unackedBytes") ?? 0),
     };
   }
 }

@@ -112,7 +112,7 @@ export class ToolCallRouter {
   restore(registrants: ReadonlyMap<string, string>, calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>): void {
     for (const [runtimeKey, identity] of registrants) this.#registrants.set(runtimeKey, identity);
     for (const { requestId, runtimeKey, frame } of calls) {
-      const call = this.#calls.add(requestId, runtimeKey, frame);
+      const call = this.#calls.add(requestId, runtimeKey, frame, { restored: true });
       if (call) this.#deliver(call);
     }
   }

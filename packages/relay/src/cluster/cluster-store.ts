@@ -2,7 +2,8 @@
  * The cluster's shared state in NATS JetStream key-value buckets (docs/relay-cluster.md "What is
  * shared"): `<name>_leases` (who holds each environment; entries expire after the lease TTL),
  * `<name>_environments` (registrations, device owners and tool registrants; kept until removed)
- * and `<name>_calls` (outstanding tool calls; expire after the outstanding-call TTL). Keys are
+ * `<name>_calls` (outstanding tool calls; expire after the outstanding-call TTL) and
+ * `<name>_usage` (what each tenant holds on each node, for cluster-wide caps). Keys are
  * made of ids the relay issued or of hashes, never of raw client text.
  */
 import { createHash } from "node:crypto";
@@ -16,6 +17,7 @@ export interface ClusterStore {
   readonly leases: KV;
   readonly environments: KV;
   readonly calls: KV;
+  readonly usage: KV;
   close(): Promise<void>;
 }
 
@@ -47,7 +49,10 @@ export function decodeJson(bytes: Uint8Array): unknown {
 }
 
 /** Connects to NATS and opens (creating when missing) the cluster's buckets. */
-export async function openClusterStore(options: ResolvedClusterOptions, outstandingCallTtlMs: number): Promise<ClusterStore> {
+export async function openClusterStore(
+  options: ResolvedClusterOptions,
+  ttls: { outstandingCallTtlMs: number; usageTtlMs: number },
+): Promise<ClusterStore> {
   let connection: NatsConnection;
   try {
     connection = await connect({
@@ -65,12 +70,13 @@ export async function openClusterStore(options: ResolvedClusterOptions, outstand
   try {
     const manager = new Kvm(connection);
     const replicas = options.replicas;
-    const [leases, environments, calls] = await Promise.all([
+    const [leases, environments, calls, usage] = await Promise.all([
       manager.create(`${options.name}_leases`, { history: 1, ttl: options.leaseTtlMs, replicas }),
       manager.create(`${options.name}_environments`, { history: 1, replicas }),
-      manager.create(`${options.name}_calls`, { history: 1, ttl: outstandingCallTtlMs, replicas }),
+      manager.create(`${options.name}_calls`, { history: 1, ttl: ttls.outstandingCallTtlMs, replicas }),
+      manager.create(`${options.name}_usage`, { history: 1, ttl: ttls.usageTtlMs, replicas }),
     ]);
-    return { connection, leases, environments, calls, close: () => connection.drain().catch(() => connection.close()) };
+    return { connection, leases, environments, calls, usage, close: () => connection.drain().catch(() => connection.close()) };
   } catch (error) {
     await connection.close().catch(() => {});
     throw new ToolrelayError(

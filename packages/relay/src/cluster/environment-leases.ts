@@ -26,8 +26,8 @@ interface HeldLease {
   revision: number;
   validUntil: number;
   value: LeaseHolder;
-  /** A renewal is on its way. */
-  renewing: boolean;
+  /** The renewal on its way, if any (a release waits for it: it changes the revision). */
+  renewal: Promise<void> | undefined;
 }
 
 export interface EnvironmentLeasesOptions {
@@ -84,7 +84,7 @@ export class EnvironmentLeases {
     const sentAt = this.#options.timers.now();
     try {
       const revision = await this.#options.kv.create(connectionId, encodeJson(value));
-      this.#held.set(connectionId, { revision, validUntil: this.#validFrom(sentAt), value, renewing: false });
+      this.#held.set(connectionId, { revision, validUntil: this.#validFrom(sentAt), value, renewal: undefined });
       this.#options.logger.info("relay: environment lease taken", { connectionId, node: this.#options.nodeId });
       return true;
     } catch (error) {
@@ -115,6 +115,12 @@ export class EnvironmentLeases {
     const lease = this.#held.get(connectionId);
     if (!lease) return;
     this.#held.delete(connectionId);
+    await this.#deleteKey(connectionId, lease);
+  }
+
+  /** Deletes the key if it is still this lease's revision — after a renewal on its way, which moves the revision. */
+  async #deleteKey(connectionId: string, lease: HeldLease): Promise<void> {
+    await lease.renewal;
     await this.#options.kv.delete(connectionId, { previousSeq: lease.revision }).catch(() => {});
   }
 
@@ -148,21 +154,22 @@ export class EnvironmentLeases {
     unrefTimer(this.#timer);
   }
 
-  async #renew(connectionId: string, lease: HeldLease): Promise<void> {
-    if (lease.renewing) return;
-    lease.renewing = true;
+  #renew(connectionId: string, lease: HeldLease): Promise<void> {
+    lease.renewal ??= this.#renewOnce(connectionId, lease).finally(() => {
+      lease.renewal = undefined;
+    });
+    return lease.renewal;
+  }
+
+  async #renewOnce(connectionId: string, lease: HeldLease): Promise<void> {
     const sentAt = this.#options.timers.now();
     try {
-      const revision = await this.#options.kv.update(connectionId, encodeJson(lease.value), lease.revision);
-      if (this.#held.get(connectionId) !== lease) return;
-      lease.revision = revision;
-      lease.validUntil = this.#validFrom(sentAt);
+      lease.revision = await this.#options.kv.update(connectionId, encodeJson(lease.value), lease.revision);
+      if (this.#held.get(connectionId) === lease) lease.validUntil = this.#validFrom(sentAt);
     } catch (error) {
       if (this.#held.get(connectionId) !== lease) return;
       if (isWrongRevision(error)) this.#lose(connectionId, "another node holds it, or it expired");
       else this.#options.logger.warn("relay: environment lease renewal failed; retrying", { connectionId, error: String(error) });
-    } finally {
-      lease.renewing = false;
     }
   }
 
@@ -171,7 +178,7 @@ export class EnvironmentLeases {
     if (!lease) return;
     this.#held.delete(connectionId);
     // Still ours on the server (renewals failed, e.g. the store was unreachable)? Then give it up, so another node need not wait for it to expire.
-    void this.#options.kv.delete(connectionId, { previousSeq: lease.revision }).catch(() => {});
+    void this.#deleteKey(connectionId, lease);
     this.#options.logger.warn("relay: environment lease lost; this node lets the environment go", { connectionId, why });
     // Later, not inside the check that found it: the caller is in the middle of handling a frame.
     queueMicrotask(() => this.#options.onLost(connectionId));

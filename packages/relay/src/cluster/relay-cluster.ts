@@ -27,6 +27,7 @@ import type { ResolvedClusterOptions } from "./cluster-options.js";
 import { openClusterStore, type ClusterStore } from "./cluster-store.js";
 import { EnvironmentDirectory, type EnvironmentRecord } from "./environment-directory.js";
 import { EnvironmentLeases } from "./environment-leases.js";
+import { TenantUsageBoard } from "./tenant-usage-board.js";
 
 /** Where one WebSocket upgrade goes. */
 export type UpgradeRoute =
@@ -34,7 +35,7 @@ export type UpgradeRoute =
   | { kind: "pipe"; address: string; nodeId: string }
   /** No such environment of the caller's tenant: the normal upgrade path answers it (404, or 1008 to a listener). */
   | { kind: "not-found" }
-  /** The environment cannot be served now (a piped upgrade reached a node that no longer holds it; the tenant's cap): 503. */
+  /** The environment cannot be served now (a piped upgrade reached a node that no longer holds it; its old holder still holds it): 503. */
   | { kind: "busy"; message: string };
 
 /** `GET /v1/environments` entries, cluster-wide. */
@@ -54,6 +55,13 @@ export interface RelayClusterParts {
   address: string;
   /** A tenant by name (every node is configured with the same keys). */
   tenant(name: string): Tenant | undefined;
+  /** Every tenant (their caps count the whole cluster). */
+  tenants(): Tenant[];
+}
+
+/** How long a node's published tenant usage counts without a refresh: twice the lease TTL, at least 2 s. */
+function usageLifeMs(leaseTtlMs: number): number {
+  return Math.max(2_000, leaseTtlMs * 2);
 }
 
 function identityOf(record: EnvironmentRecord): EnvironmentIdentity {
@@ -74,6 +82,7 @@ export class RelayCluster implements RegistryClusterHooks {
   #leases: EnvironmentLeases;
   #directory: EnvironmentDirectory;
   #calls: CallJournal;
+  #usage: TenantUsageBoard;
   #adopting = new Map<string, Promise<UpgradeRoute | undefined>>();
   #subscription: Subscription;
   #stopping: Promise<void> | undefined;
@@ -86,6 +95,14 @@ export class RelayCluster implements RegistryClusterHooks {
     const { options } = parts;
     this.#directory = new EnvironmentDirectory(store.environments);
     this.#calls = new CallJournal(store.calls);
+    this.#usage = new TenantUsageBoard({
+      kv: store.usage,
+      nodeId: this.nodeId,
+      tenants: parts.tenants(),
+      lifeMs: usageLifeMs(parts.cluster.leaseTtlMs),
+      timers: options.timers,
+      logger: options.logger,
+    });
     this.#leases = new EnvironmentLeases({
       kv: store.leases,
       nodeId: this.nodeId,
@@ -112,8 +129,17 @@ export class RelayCluster implements RegistryClusterHooks {
 
   /** Connects to the cluster's NATS servers and joins (throws INVALID_OPTIONS when they cannot be reached). */
   static async start(parts: RelayClusterParts): Promise<RelayCluster> {
-    const store = await openClusterStore(parts.cluster, parts.options.outstandingCallTtlMs);
+    const store = await openClusterStore(parts.cluster, {
+      outstandingCallTtlMs: parts.options.outstandingCallTtlMs,
+      usageTtlMs: usageLifeMs(parts.cluster.leaseTtlMs) * 2,
+    });
     const cluster = new RelayCluster(parts, store);
+    try {
+      await cluster.#usage.start();
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
     parts.options.logger.info("relay: joined the cluster", { node: cluster.nodeId, servers: parts.cluster.servers.join(",") });
     return cluster;
   }
@@ -207,13 +233,6 @@ export class RelayCluster implements RegistryClusterHooks {
     }
     const [registrants, calls] = await Promise.all([this.#directory.registrants(connectionId), this.#calls.list(connectionId)]);
     const environment = registry.get(connectionId) ?? registry.adopt(identityOf(record), tenant);
-    if (!environment) {
-      await this.#leases.release(connectionId);
-      return {
-        kind: "busy",
-        message: `the tenant has ${tenant.limit("environment")} environments on this relay node (maxEnvironmentsPerTenant)`,
-      };
-    }
     const frames = calls.flatMap((call) => {
       const frame = RelayFrame.read(call.frame);
       return frame ? [{ requestId: call.requestId, runtimeKey: call.runtimeKey, frame }] : [];
@@ -240,6 +259,14 @@ export class RelayCluster implements RegistryClusterHooks {
       sandboxId: undefined,
       registeredAt: this.#parts.options.timers.now(),
     };
+    const limit = tenant.limit("environment");
+    const existing = await this.#directory.list(tenant.name);
+    const known = existing.some(
+      (record) => record.deviceId === request.deviceId && record.listenerInstanceId === request.listenerInstanceId,
+    );
+    if (!known && existing.length >= limit) {
+      return { refusal: { status: 429, kind: "tenant-limit", message: `the tenant has ${limit} environments (maxEnvironmentsPerTenant)` } };
+    }
     const outcome = await this.#directory.register(fresh);
     if (outcome.kind === "device-of-another-tenant") {
       return { refusal: { status: 409, kind: "device-of-another-tenant", message: "this deviceId is registered by another tenant" } };
@@ -291,7 +318,7 @@ export class RelayCluster implements RegistryClusterHooks {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.#parts.registry.evictAll();
-      await this.#leases.releaseAll();
+      await Promise.all([this.#leases.releaseAll(), this.#usage.stop()]);
       this.#subscription.unsubscribe();
       await this.#store.close();
     })();
