@@ -8,7 +8,8 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvironmentLeases } from "../packages/relay/src/cluster/environment-leases.js";
-import { silentRelayLogger } from "../packages/relay/src/index.js";
+import { silentRelayLogger, startRelay } from "../packages/relay/src/index.js";
+import { FakeListener } from "../test/relay/support/fake-listener.js";
 import { systemTimers, type TimerHandle, type Timers } from "../packages/toolrelay/src/protocol/index.js";
 import { startNatsServers, type NatsServers } from "./support/nats-servers.js";
 
@@ -151,3 +152,54 @@ async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
     await sleep(20);
   }
 }
+
+describe("a cluster node's close()", () => {
+  it("clears every timer it set, gives its leases up, and another node takes its environment at once (no TTL wait)", async () => {
+    const nats = await startNatsServers({ count: 1 });
+    const pending = new Set<TimerHandle>();
+    const counting: Timers = {
+      setTimeout(callback, delayMs) {
+        const handle: TimerHandle = systemTimers.setTimeout(() => {
+          pending.delete(handle);
+          callback();
+        }, delayMs);
+        pending.add(handle);
+        return handle;
+      },
+      clearTimeout(handle) {
+        pending.delete(handle);
+        systemTimers.clearTimeout(handle);
+      },
+      now: () => systemTimers.now(),
+    };
+    const cluster = (nodeId: string, timers: Timers) =>
+      startRelay({
+        port: 0,
+        timers,
+        heartbeatIntervalMs: 0,
+        cluster: { servers: nats.urls, nodeId, leaseTtlMs: 10_000, name: "close_test" },
+      });
+    const first = await cluster("c1", counting);
+    const second = await cluster("c2", systemTimers);
+    try {
+      const listener = await FakeListener.start(first.httpUrl, undefined, { connectionName: "close-test" });
+      const { connectionId } = listener.answer;
+      expect(first.environment(connectionId)?.listenerConnected).toBe(true);
+      await sleep(500);
+      expect(pending.size).toBeGreaterThan(0); // lease renewals, the usage refresh
+      await first.close();
+      expect(pending.size).toBe(0);
+      // Its lease was given up: the listener's reconnect is taken by the other node at once, not after the 10 s TTL.
+      const startedAt = Date.now();
+      listener.answer = { ...listener.answer, wsUrl: listener.answer.wsUrl.replace(first.url, second.url) };
+      await listener.connect();
+      expect(second.environment(connectionId)?.listenerConnected).toBe(true);
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      listener.terminate();
+    } finally {
+      await first.close();
+      await second.close();
+      await nats.stop();
+    }
+  }, 60_000);
+});

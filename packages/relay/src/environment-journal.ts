@@ -5,6 +5,7 @@
  * listener's state. A single relay has none of it. Implemented in `cluster/`.
  */
 import type { RelayFrame } from "./relay-frame.js";
+import type { RuntimeBinding } from "./runtime-binding.js";
 
 export interface EnvironmentJournal {
   /** Whether this node may act for the environment now; `false` once its lease moved or ran out. */
@@ -17,6 +18,10 @@ export interface EnvironmentJournal {
   forgetAllCalls(): void;
   /** The session identity that registered tools for `runtimeKey` (`undefined`: cleared). */
   setRegistrant(runtimeKey: string, identity: string | undefined): void;
+  /** A named SDK session was created here: its identity is bound to `keyId` and `binding`. */
+  sessionCreated(identity: string, keyId: string, binding: RuntimeBinding): void;
+  /** A named SDK session closed for good. */
+  sessionClosed(identity: string): void;
   /** The listener connected (`ready`) or went away. */
   listenerChanged(ready: boolean, connectedAt: number | undefined): void;
 }

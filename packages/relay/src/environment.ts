@@ -14,6 +14,7 @@ import type { RelayFrame } from "./relay-frame.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
 import { routeListenerFrame } from "./listener-frames.js";
 import type { Channel } from "./relay-routing.js";
+import type { RuntimeBinding } from "./runtime-binding.js";
 import { RequestOwners } from "./request-owners.js";
 import { SdkCommands } from "./sdk-commands.js";
 import type { SdkSession } from "./sdk-session.js";
@@ -106,6 +107,9 @@ export class Environment {
         if (newlyBound) this.#router.sessionBound();
       },
       onClosed: (session) => this.#sessionClosed(session),
+      onCreated: context.journal
+        ? (session) => context.journal?.sessionCreated(session.identity, session.principal.keyId, session.binding)
+        : undefined,
     });
     this.#router = new ToolCallRouter({
       connectionId,
@@ -142,6 +146,7 @@ export class Environment {
   /** A session closed for good: its requests are forgotten, its calls go to another session. */
   #sessionClosed(session: SdkSession): void {
     this.#requests.forgetSession(session);
+    if (!this.#removed && !session.anonymous) this.#context.journal?.sessionClosed(session.identity);
     if (!this.#removed) this.#router.sessionGone(session);
     this.#context.options.logger.debug("relay: SDK session closed", { connectionId: this.identity.connectionId, session: session.id });
   }
@@ -199,8 +204,18 @@ export class Environment {
     step.then(settle, settle);
   }
 
-  /** Cluster mode, a node taking the environment over: what the shared store holds for it. */
-  restore(registrants: ReadonlyMap<string, string>, calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>): void {
+  /**
+   * Cluster mode, a node taking the environment over: what the shared store holds for it — the
+   * previous holder's named sessions (bound to their keys for the resume window), the tool
+   * registrants, and the outstanding calls.
+   */
+  restore(
+    sessions: ReadonlyMap<string, { keyId: string; binding: RuntimeBinding }>,
+    registrants: ReadonlyMap<string, string>,
+    calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>,
+  ): void {
+    const until = this.#context.options.timers.now() + this.#context.options.sdkResumeWindowMs;
+    this.sessions.reserve(new Map([...sessions].map(([identity, bound]) => [identity, { ...bound, until }])));
     this.#router.restore(registrants, calls);
   }
 

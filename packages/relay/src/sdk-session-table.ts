@@ -37,6 +37,8 @@ export interface SdkSessionTableOptions {
   handle(session: SdkSession, channel: Channel, socket: WebSocket, frame: RelayFrame | undefined): void;
   /** A socket attached to `session` (`newlyBound`: the session is bound to a runtime since this socket). */
   onAttached(session: SdkSession, channel: Channel, newlyBound: boolean): void;
+  /** A named (resumable) session was created (cluster mode records its key and binding). */
+  onCreated?: ((session: SdkSession) => void) | undefined;
   /** `session` closed for good (already forgotten here, its tenant slot released). */
   onClosed(session: SdkSession): void;
 }
@@ -44,9 +46,20 @@ export interface SdkSessionTableOptions {
 /** How long an anonymous SDK socket waits for its partner channel. */
 const ANONYMOUS_PAIRING_MS = 10_000;
 
+/**
+ * Cluster mode: a session of the environment's previous holder, known by its identity only until
+ * it reconnects here — still bound to its key and runtime for the resume window.
+ */
+export interface ReservedSession {
+  keyId: string;
+  binding: RuntimeBinding;
+  until: number;
+}
+
 export class SdkSessionTable {
   #options: SdkSessionTableOptions;
   #sessions = new Map<string, SdkSession>();
+  #reserved = new Map<string, ReservedSession>();
   #queues = new Set<InboundQueue>();
 
   constructor(options: SdkSessionTableOptions) {
@@ -70,11 +83,13 @@ export class SdkSessionTable {
   check(principal: Principal, identity: string | undefined, binding: RuntimeBinding, channel: Channel): SdkAttachRefusal | undefined {
     const { tenant } = this.#options;
     const session = identity === undefined ? this.#anonymousPartner(principal, binding, channel) : this.#sessions.get(identity);
-    if (session) {
-      if (session.principal.keyId !== principal.keyId || mergeBinding(session.binding, binding) === undefined) {
+    const bound = session ?? this.#reservation(identity);
+    if (bound) {
+      const keyId = session ? session.principal.keyId : (bound as ReservedSession).keyId;
+      if (keyId !== principal.keyId || mergeBinding(bound.binding, binding) === undefined) {
         return { status: 403, kind: "session-bound-elsewhere", message: "this session is bound to another API key or another runtime" };
       }
-      return undefined;
+      if (session) return undefined;
     }
     if (tenant.used("session") >= tenant.limit("session")) {
       return {
@@ -108,6 +123,11 @@ export class SdkSessionTable {
     const wasBound = session?.runtimeKey !== undefined;
     if (session) session.binding = mergeBinding(session.binding, binding)!;
     else {
+      const reserved = this.#reservation(identity);
+      if (reserved) {
+        binding = mergeBinding(reserved.binding, binding) ?? binding;
+        this.#reserved.delete(identity!);
+      }
       if (!tenant.reserve("session")) {
         socket.close(1013, "Try again later");
         return undefined;
@@ -123,6 +143,7 @@ export class SdkSessionTable {
         onClosed: (closed) => this.#closed(closed),
       });
       this.#sessions.set(session.identity, session);
+      if (!session.anonymous) this.#options.onCreated?.(session);
     }
     const attached = session;
     const queue = new InboundQueue({
@@ -148,6 +169,25 @@ export class SdkSessionTable {
     this.#options.onAttached(attached, channel, !wasBound && attached.runtimeKey !== undefined);
     emit("sdk-attached", { connectionId, sessionId: attached.id, channel, redelivered });
     return attached;
+  }
+
+  /**
+   * Cluster mode, a node taking the environment over: the previous holder's named sessions, each
+   * still bound to its key and runtime until `until` (the resume window) — only its key may take
+   * its identity up again.
+   */
+  reserve(reservations: ReadonlyMap<string, ReservedSession>): void {
+    for (const [identity, reservation] of reservations) if (!this.#sessions.has(identity)) this.#reserved.set(identity, reservation);
+  }
+
+  #reservation(identity: string | undefined): ReservedSession | undefined {
+    if (identity === undefined) return undefined;
+    const reserved = this.#reserved.get(identity);
+    if (reserved && reserved.until <= this.#options.options.timers.now()) {
+      this.#reserved.delete(identity);
+      return undefined;
+    }
+    return reserved;
   }
 
   /** Holds (or releases) the inbound queue of every SDK socket while the listener is congested. */

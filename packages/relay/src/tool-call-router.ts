@@ -5,7 +5,7 @@
  * its owner's answer reaches the listener. A call with no owner waits (bounded by
  * `unownedCallTimeoutMs`); then the listener gets an `external_tool_call_response` with an error.
  */
-import { unrefTimer, type Timers } from "toolrelay/protocol";
+import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
 import { OutstandingCalls, type OutstandingCall } from "./outstanding-calls.js";
 import { RelayFrame } from "./relay-frame.js";
 import type { ResolvedRelayOptions } from "./relay-options.js";
@@ -44,6 +44,12 @@ export class ToolCallRouter {
   #calls: OutstandingCalls;
   /** runtime key → identity of the session that registered tools for it last (an identity outlives a session object: a resumed or moved session has a new one). */
   #registrants = new Map<string, string>();
+  /**
+   * Cluster mode, after a takeover: until then a restored registrant that has not reconnected yet
+   * still owns its runtime's calls (as its session would on one relay, inside its resume window).
+   */
+  #registrantsAwaitedUntil = 0;
+  #awaitTimer: TimerHandle | undefined;
   #config: ToolCallRouterOptions;
   #timers: Timers;
 
@@ -111,6 +117,16 @@ export class ToolCallRouter {
    */
   restore(registrants: ReadonlyMap<string, string>, calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>): void {
     for (const [runtimeKey, identity] of registrants) this.#registrants.set(runtimeKey, identity);
+    if (registrants.size > 0) {
+      const windowMs = this.#config.options.sdkResumeWindowMs;
+      this.#registrantsAwaitedUntil = this.#timers.now() + windowMs;
+      if (this.#awaitTimer !== undefined) this.#timers.clearTimeout(this.#awaitTimer);
+      this.#awaitTimer = this.#timers.setTimeout(() => {
+        this.#awaitTimer = undefined;
+        this.offerUnowned();
+      }, windowMs);
+      unrefTimer(this.#awaitTimer);
+    }
     for (const { requestId, runtimeKey, frame } of calls) {
       const call = this.#calls.add(requestId, runtimeKey, frame, { restored: true });
       if (call) this.#deliver(call);
@@ -157,6 +173,8 @@ export class ToolCallRouter {
   clear(): void {
     this.#calls.clear();
     this.#registrants.clear();
+    if (this.#awaitTimer !== undefined) this.#timers.clearTimeout(this.#awaitTimer);
+    this.#awaitTimer = undefined;
   }
 
   /** Forgets the calls only (a fresh listener runtime cannot answer them). */
@@ -172,7 +190,12 @@ export class ToolCallRouter {
       if (session.identity === registrant) return session;
       if (!best || isMoreRecent(session, best)) best = session;
     }
-    return best;
+    return this.#awaitsRegistrant(registrant) ? undefined : best;
+  }
+
+  /** Whether a restored registrant that has not reconnected yet still owns its runtime's calls. */
+  #awaitsRegistrant(registrant: string | undefined): boolean {
+    return registrant !== undefined && this.#timers.now() < this.#registrantsAwaitedUntil;
   }
 
   /** Hands a call to its owner's control channel; without one, the call waits (bounded). Returns whether it found an owner. */
@@ -192,6 +215,8 @@ export class ToolCallRouter {
     }
     call.owner = undefined;
     call.deliveredSeq = undefined;
+    // Owned by its registrant still (restored, inside the resume window): no unowned deadline yet.
+    if (this.#awaitsRegistrant(this.#registrants.get(call.runtimeKey))) return false;
     if (call.unownedTimer === undefined) {
       this.#config.options.logger.debug("relay: tool call waits for an SDK session of its runtime", {
         connectionId: this.#config.connectionId,

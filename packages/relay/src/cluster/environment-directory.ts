@@ -7,6 +7,7 @@
  * registrant, so a node that takes an environment over offers calls to the same session.
  */
 import type { KV } from "@nats-io/kv";
+import { boundTo, OPEN_BINDING, type RuntimeBinding } from "../runtime-binding.js";
 import { decodeJson, encodeJson, isWrongRevision, keyToken } from "./cluster-store.js";
 
 /** What every node knows of an environment. */
@@ -48,6 +49,24 @@ const listenerKey = (deviceId: string, listenerInstanceId: string | undefined) =
   `key.${keyToken(JSON.stringify([deviceId, listenerInstanceId ?? null]))}`;
 const deviceKey = (deviceId: string) => `device.${keyToken(deviceId)}`;
 const registrantPrefix = (connectionId: string) => `registrant.${connectionId}`;
+const sessionPrefix = (connectionId: string) => `session.${connectionId}`;
+
+/** A named SDK session as the store keeps it: the key and runtime its identity is bound to. */
+export interface SessionRecord {
+  keyId: string;
+  binding: RuntimeBinding;
+}
+
+function parseBinding(value: unknown): RuntimeBinding | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (record.state === "open") return OPEN_BINDING;
+  if (typeof record.agentId !== "string" || record.agentId === "") return undefined;
+  if (record.state === "agent") return { state: "agent", agentId: record.agentId };
+  if (record.state === "bound" && typeof record.conversationId === "string" && record.conversationId !== "")
+    return boundTo(record.agentId, record.conversationId);
+  return undefined;
+}
 
 /** What a registration found. */
 export type DirectoryRegistration = { kind: "new" | "again"; record: EnvironmentRecord } | { kind: "device-of-another-tenant" };
@@ -87,6 +106,8 @@ export class EnvironmentDirectory {
       if (existing && existing.operation === "PUT") {
         const connectionId = (decodeJson(existing.value) as { connectionId?: unknown } | undefined)?.connectionId;
         const record = typeof connectionId === "string" ? await this.get(connectionId) : undefined;
+        // Another tenant's environment under this key: never handed out, never replaced.
+        if (record && record.tenant !== fresh.tenant) return { kind: "device-of-another-tenant" };
         if (record) return { kind: "again", record };
         await this.#kv.delete(key, { previousSeq: existing.revision }).catch(() => {});
         continue;
@@ -103,16 +124,21 @@ export class EnvironmentDirectory {
     throw new Error("relay: registration kept racing with another node's");
   }
 
-  /** Removes an environment for good (its listener stayed away; it was removed). */
+  /**
+   * Removes an environment for good (its listener stayed away; it was removed). The device stays
+   * its tenant's while another environment of it is left (several listener instances of one device).
+   */
   async remove(record: EnvironmentRecord): Promise<void> {
     const registrants: string[] = [];
     for await (const key of await this.#kv.keys(`${registrantPrefix(record.connectionId)}.>`)) registrants.push(key);
+    for await (const key of await this.#kv.keys(`${sessionPrefix(record.connectionId)}.>`)) registrants.push(key);
     await Promise.all([
       this.#kv.delete(connectionKey(record.connectionId)),
       this.#kv.delete(listenerKey(record.deviceId, record.listenerInstanceId)),
-      this.#kv.delete(deviceKey(record.deviceId)),
       ...registrants.map((key) => this.#kv.delete(key)),
     ]);
+    const others = (await this.list()).filter((other) => other.deviceId === record.deviceId);
+    if (others.length === 0) await this.#kv.delete(deviceKey(record.deviceId));
   }
 
   /** The session identity that registered tools for `runtimeKey` last (`undefined`: none). */
@@ -131,6 +157,26 @@ export class EnvironmentDirectory {
     const key = `${registrantPrefix(connectionId)}.${keyToken(runtimeKey)}`;
     if (identity === undefined) await this.#kv.delete(key);
     else await this.#kv.put(key, encodeJson({ runtimeKey, identity }));
+  }
+
+  /** The named SDK sessions of an environment: identity → the key and runtime it is bound to. */
+  async sessions(connectionId: string): Promise<Map<string, SessionRecord>> {
+    const result = new Map<string, SessionRecord>();
+    for await (const key of await this.#kv.keys(`${sessionPrefix(connectionId)}.>`)) {
+      const entry = await this.#kv.get(key);
+      const value = entry?.operation === "PUT" ? (decodeJson(entry.value) as Record<string, unknown> | undefined) : undefined;
+      const binding = parseBinding(value?.binding);
+      if (typeof value?.identity === "string" && typeof value.keyId === "string" && binding)
+        result.set(value.identity, { keyId: value.keyId, binding });
+    }
+    return result;
+  }
+
+  /** Records a named session (created on the holder), or forgets it (`undefined`: closed for good). */
+  async setSession(connectionId: string, identity: string, session: SessionRecord | undefined): Promise<void> {
+    const key = `${sessionPrefix(connectionId)}.${keyToken(identity)}`;
+    if (session === undefined) await this.#kv.delete(key);
+    else await this.#kv.put(key, encodeJson({ identity, ...session }));
   }
 
   /** The device's tenant after this claim: `true` when it is `tenant`. */

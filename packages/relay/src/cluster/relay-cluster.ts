@@ -157,6 +157,9 @@ export class RelayCluster implements RegistryClusterHooks {
       forgetAllCalls: () => void this.#calls.forgetAll(connectionId).catch(report("forgetting the calls")),
       setRegistrant: (runtimeKey, identity) =>
         void this.#directory.setRegistrant(connectionId, runtimeKey, identity).catch(report("recording a registrant")),
+      sessionCreated: (identity, keyId, binding) =>
+        void this.#directory.setSession(connectionId, identity, { keyId, binding }).catch(report("recording a session")),
+      sessionClosed: (identity) => void this.#directory.setSession(connectionId, identity, undefined).catch(report("forgetting a session")),
       listenerChanged: (ready, connectedAt) => this.#leases.setListener(connectionId, ready, connectedAt),
     };
   }
@@ -231,13 +234,17 @@ export class RelayCluster implements RegistryClusterHooks {
       await this.#leases.release(connectionId);
       return { kind: "not-found" };
     }
-    const [registrants, calls] = await Promise.all([this.#directory.registrants(connectionId), this.#calls.list(connectionId)]);
+    const [sessions, registrants, calls] = await Promise.all([
+      this.#directory.sessions(connectionId),
+      this.#directory.registrants(connectionId),
+      this.#calls.list(connectionId),
+    ]);
     const environment = registry.get(connectionId) ?? registry.adopt(identityOf(record), tenant);
     const frames = calls.flatMap((call) => {
       const frame = RelayFrame.read(call.frame);
       return frame ? [{ requestId: call.requestId, runtimeKey: call.runtimeKey, frame }] : [];
     });
-    environment.restore(registrants, frames);
+    environment.restore(sessions, registrants, frames);
     options.logger.info("relay: environment taken over from the cluster store", { connectionId, calls: frames.length, node: this.nodeId });
     return { kind: "local" };
   }
