@@ -95,6 +95,30 @@ describe("outstanding tool calls", () => {
     expect(await arrived).toMatchObject({ request_id: "external-tool-7" });
   });
 
+  it.each(["paired", "single"] as const)(
+    "an answer written to a listener socket that then died is written again on the listener's reconnect (%s): the listener ignores a repeat, a lost one settles (found by the cluster load harness)",
+    async (mode) => {
+      await fixture.start({ listenerMode: mode });
+      const listener = await fixture.listener();
+      const { connectionId } = listener.answer;
+      const sdk = await fixture.sdk(connectionId, { agentId: "agent-1", conversationId: "conv-1" });
+      await registerTools(sdk, listener, "start-1", runtime);
+      listener.sendControl(toolRequest("external-tool-9"));
+      await sdk.waitFor("external_tool_call_request");
+      sdk.send(toolResponse("external-tool-9", "written once"));
+      // It went out on the old socket (which, for the relay, could have been dying: it cannot tell).
+      await listener.logs.control.waitForType("external_tool_call_response");
+      expect(fixture.relay.environment(connectionId)?.outstandingCalls).toEqual([]);
+      const down = fixture.nextEvent("listener-down");
+      fixture.relay.closeListener(connectionId, 1012);
+      await down;
+      const from = listener.logs.control.frames.length;
+      await listener.connect();
+      const again = await listener.logs.control.waitForType("external_tool_call_response", { from });
+      expect(again).toEqual(toolResponse("external-tool-9", "written once"));
+    },
+  );
+
   it("an answer sent while the listener is away is queued and delivered when it is back", async () => {
     await fixture.start();
     const listener = await fixture.listener();

@@ -12,7 +12,9 @@ export interface EnvironmentJournal {
   mayAct(): boolean;
   /** Makes a tool call durable; resolves once the shared store has it (rejects when it cannot be reached). */
   recordCall(requestId: string, runtimeKey: string, frame: RelayFrame): Promise<void>;
-  /** The call was answered to the listener, or given up on. */
+  /** The call was answered to the listener: its record keeps the answer (written again after a move). */
+  answerCall(requestId: string, runtimeKey: string, answer: RelayFrame): void;
+  /** The call was given up on, or its answer left the window of recent answers. */
   forgetCall(requestId: string): void;
   /** Every call of the environment is void (a fresh listener runtime cannot answer them). */
   forgetAllCalls(): void;

@@ -15,6 +15,7 @@ import type { ResolvedRelayOptions } from "./relay-options.js";
 import { routeListenerFrame } from "./listener-frames.js";
 import type { Channel } from "./relay-routing.js";
 import type { RuntimeBinding } from "./runtime-binding.js";
+import { RecentAnswers } from "./recent-answers.js";
 import { RequestOwners } from "./request-owners.js";
 import { SdkCommands } from "./sdk-commands.js";
 import type { SdkSession } from "./sdk-session.js";
@@ -54,6 +55,7 @@ export class Environment {
   #context: EnvironmentContext;
   #router: ToolCallRouter;
   #requests = new RequestOwners();
+  #answers: RecentAnswers;
   #commands: SdkCommands;
   #graceTimer: TimerHandle | undefined;
   #removed = false;
@@ -67,6 +69,10 @@ export class Environment {
     const { options, emit } = context;
     this.registeredAt = new Date(options.timers.now());
     const { connectionId } = identity;
+    this.#answers = new RecentAnswers({
+      timers: options.timers,
+      onForgotten: context.journal ? (answer) => context.journal?.forgetCall(answer.requestId) : undefined,
+    });
     this.listener = new ListenerConnection({
       connectionId,
       tenant: tenant.name,
@@ -81,6 +87,8 @@ export class Environment {
       onReady: () => {
         this.#stopGraceTimer();
         context.journal?.listenerChanged(true, this.listener.connectedAt?.getTime());
+        // Answers written lately may have gone into the socket that died: write them again (the listener ignores a repeat).
+        for (const answer of this.#answers.connected()) this.listener.sendCommand(answer, { always: true });
         options.logger.info("relay: listener ready", { connectionId, mode: this.listener.mode });
         emit("listener-ready", connectionId);
       },
@@ -130,7 +138,10 @@ export class Environment {
       router: this.#router,
       requests: this.#requests,
       emit,
-      answered: context.journal ? (requestId) => context.journal?.forgetCall(requestId) : undefined,
+      answered: (requestId, runtimeKey, answer, delivery) => {
+        this.#answers.add({ requestId, runtimeKey, frame: answer, delivery });
+        context.journal?.answerCall(requestId, runtimeKey, answer);
+      },
     });
     this.#startGraceTimer();
   }
@@ -164,7 +175,8 @@ export class Environment {
 
   /**
    * A frame from a current listener socket. In cluster mode a tool call is written to the shared
-   * store before it goes to a session, and the frames after it wait for that, in order.
+   * store before it goes to a session, and the frames after it wait for that, in order (the
+   * writes of several calls run side by side).
    */
   #handleListenerFrame(frame: RelayFrame, socketChannel: Channel | undefined): void {
     const journal = this.#context.journal;
@@ -181,15 +193,17 @@ export class Environment {
       return;
     }
     const kept = frame.retain();
-    const step = (this.#recording ?? Promise.resolve()).then(async () => {
-      if (isCall) {
-        await journal.recordCall(requestId, runtimeKey, kept).catch((error: unknown) => {
+    // The write starts now (calls are written side by side); the frames go on in arrival order.
+    const written = isCall
+      ? journal.recordCall(requestId, runtimeKey, kept).catch((error: unknown) => {
           this.#context.options.logger.warn("relay: a tool call could not be written to the cluster store; delivered anyway", {
             connectionId: this.identity.connectionId,
             error: String(error),
           });
-        });
-      }
+        })
+      : undefined;
+    const step = (this.#recording ?? Promise.resolve()).then(async () => {
+      await written;
       if (this.#fencedOut()) return;
       try {
         this.#routeListenerFrame(kept, socketChannel);
@@ -213,10 +227,13 @@ export class Environment {
     sessions: ReadonlyMap<string, { keyId: string; binding: RuntimeBinding }>,
     registrants: ReadonlyMap<string, string>,
     calls: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame }>,
+    answers: Iterable<{ requestId: string; runtimeKey: string; frame: RelayFrame; answeredAt: number }>,
   ): void {
     const until = this.#context.options.timers.now() + this.#context.options.sdkResumeWindowMs;
     this.sessions.reserve(new Map([...sessions].map(([identity, bound]) => [identity, { ...bound, until }])));
     this.#router.restore(registrants, calls);
+    // Answered on the previous holder: written again to the listener when it connects here (it may never have got them).
+    for (const answer of answers) this.#answers.add({ ...answer, delivery: "elsewhere" });
   }
 
   #routeListenerFrame(frame: RelayFrame, socketChannel: Channel | undefined): void {
@@ -257,6 +274,7 @@ export class Environment {
     this.#stopGraceTimer();
     this.#router.clear();
     this.#requests.clear();
+    this.#answers.clear();
     this.listener.close(listenerCode, reason);
     this.listener.discardQueue();
     this.sessions.closeAll(sdkCode, reason);
@@ -265,6 +283,7 @@ export class Environment {
   /** Forgets calls the listener can no longer answer (a fresh registration means a fresh listener runtime). */
   forgetOutstandingCalls(): void {
     this.#router.clearCalls();
+    this.#answers.clear();
     this.#context.journal?.forgetAllCalls();
   }
 

@@ -70,6 +70,11 @@ export class ListenerConnection {
   #queue: RelayFrame[] = [];
   #queuedBytes = 0;
   #queues = new Map<WebSocket, InboundQueue>();
+  /**
+   * Sockets the relay closed because their partner went away: what they sent until their close
+   * completes still counts (the listener wrote it once and will not write it again).
+   */
+  #draining = new Set<WebSocket>();
   #congested = false;
   #options: ListenerConnectionOptions;
   /** When the current socket (pair) became ready. */
@@ -117,11 +122,12 @@ export class ListenerConnection {
     this.#queues.set(socket, queue);
     socket.on("message", (data, isBinary) => {
       // Whether a frame counts is decided on arrival: frames a socket sent before it was replaced still do.
-      if (isBinary || !this.#isCurrent(socket)) return;
+      if (isBinary || !(this.#isCurrent(socket) || this.#draining.has(socket))) return;
       queue.push(data as Buffer);
     });
     socket.on("close", (code) => {
       this.#queues.delete(socket);
+      this.#draining.delete(socket);
       this.#handleClose(socket, code);
     });
     socket.on("error", () => {
@@ -167,6 +173,7 @@ export class ListenerConnection {
   discardQueue(): void {
     this.#queue.length = 0;
     this.#queuedBytes = 0;
+    this.#draining.clear();
     for (const queue of this.#queues.values()) queue.discard();
   }
 
@@ -286,6 +293,7 @@ export class ListenerConnection {
     if (!this.#isCurrent(socket)) return;
     const partners = this.sockets().filter((other) => other !== socket);
     this.#clearSlots(code);
+    for (const partner of partners) this.#draining.add(partner);
     closeAll(partners, 1001, "Partner socket closed");
   }
 }

@@ -25,8 +25,8 @@ export interface SdkCommandsContext {
   router: ToolCallRouter;
   requests: RequestOwners;
   emit: RelayEmit;
-  /** A tool answer went to the listener (cluster mode forgets the shared call record then, not before). */
-  answered?: ((requestId: string) => void) | undefined;
+  /** A tool answer went (or was queued) to the listener: kept to be written again on its next connect. */
+  answered(requestId: string, runtimeKey: string, answer: RelayFrame, delivery: "sent" | "queued"): void;
 }
 
 function nonEmptyString(value: unknown): string | undefined {
@@ -123,9 +123,9 @@ export class SdkCommands {
       this.#refuse(session, frame, "not-call-owner", "relay: this session does not own the tool call it answered");
       return;
     }
-    const delivery = listener.sendCommand(frame, { always: true });
-    this.#context.answered?.(outcome.call.requestId);
-    emit("tool-call-answered", { connectionId, requestId: outcome.call.requestId, delivery: delivery === "sent" ? "sent" : "queued" });
+    const delivery = listener.sendCommand(frame, { always: true }) === "sent" ? "sent" : "queued";
+    this.#context.answered(outcome.call.requestId, outcome.call.runtimeKey, frame, delivery);
+    emit("tool-call-answered", { connectionId, requestId: outcome.call.requestId, delivery });
   }
 
   #runtimeStart(session: SdkSession, frame: RelayFrame): void {

@@ -2,9 +2,10 @@
  * Outstanding tool calls, shared (docs/relay-cluster.md "Tool calls"): the node holding an
  * environment writes each `external_tool_call_request` to the `<name>_calls` bucket — one key per
  * (environment, request id), made with create-if-absent — before it hands the call to an SDK
- * session, and deletes it once the answer went to the listener. A node that takes the
- * environment over reads the calls still there and offers them again; the SDK runs a call once
- * per key (it replays a call it ran), and the listener ignores an answer it no longer waits for.
+ * session; once the answer went to the listener the record holds the answer instead, until it
+ * leaves the window of recent answers (recent-answers.ts). A node that takes the environment over
+ * offers the unanswered calls again and writes the answers again; the SDK runs a call once per key
+ * (it replays a call it ran), and the listener ignores an answer it no longer waits for.
  * The bucket's TTL is the relay's outstanding-call TTL, far beyond the runtime's 300 s wait —
  * unlike JetStream's 120 s publish-dedupe window, which is why this is a key and not a message id.
  */
@@ -15,9 +16,12 @@ import { decodeJson, encodeJson, isWrongRevision, keyToken } from "./cluster-sto
 export interface JournaledCall {
   requestId: string;
   runtimeKey: string;
-  /** The request exactly as the listener sent it (UTF-8 JSON text). */
+  /** The request exactly as the listener sent it (UTF-8 JSON text); empty once answered. */
   frame: string;
   createdAt: number;
+  /** The answer that went to the listener (UTF-8 JSON text), once answered: written again after a move. */
+  answer?: string | undefined;
+  answeredAt?: number | undefined;
 }
 
 const callKey = (connectionId: string, requestId: string) => `${connectionId}.${keyToken(requestId)}`;
@@ -26,7 +30,15 @@ function parseCall(value: unknown): JournaledCall | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.requestId !== "string" || typeof record.runtimeKey !== "string" || typeof record.frame !== "string") return undefined;
-  return { requestId: record.requestId, runtimeKey: record.runtimeKey, frame: record.frame, createdAt: Number(record.createdAt) || 0 };
+  const answer = typeof record.answer === "string" ? record.answer : undefined;
+  return {
+    requestId: record.requestId,
+    runtimeKey: record.runtimeKey,
+    frame: record.frame,
+    createdAt: Number(record.createdAt) || 0,
+    answer,
+    answeredAt: answer === undefined ? undefined : Number(record.answeredAt) || 0,
+  };
 }
 
 export class CallJournal {
@@ -52,7 +64,18 @@ export class CallJournal {
     }
   }
 
-  /** The call was answered to the listener (or given up on): forgotten. */
+  /**
+   * The call was answered to the listener: its record now holds the answer instead of the request
+   * (a node taking over writes it to the listener again), until it leaves the window of recent answers.
+   */
+  async answered(connectionId: string, requestId: string, runtimeKey: string, answer: string, answeredAt: number): Promise<void> {
+    await this.#kv.put(
+      callKey(connectionId, requestId),
+      encodeJson({ requestId, runtimeKey, frame: "", createdAt: answeredAt, answer, answeredAt }),
+    );
+  }
+
+  /** The call was given up on, or its answer left the window of recent answers: forgotten. */
   async forget(connectionId: string, requestId: string): Promise<void> {
     await this.#kv.delete(callKey(connectionId, requestId));
   }

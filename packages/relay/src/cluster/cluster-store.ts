@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { ToolrelayError } from "toolrelay/protocol";
+import { ToolrelayError, type Timers } from "toolrelay/protocol";
 import type { ResolvedClusterOptions } from "./cluster-options.js";
 
 export interface ClusterStore {
@@ -32,6 +32,9 @@ export function isWrongRevision(error: unknown): boolean {
   return /wrong last sequence|key exists|wrong last msg/i.test(text);
 }
 
+/** Attempts to create (or open) each bucket at start. */
+const BUCKET_ATTEMPTS = 4;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -51,7 +54,7 @@ export function decodeJson(bytes: Uint8Array): unknown {
 /** Connects to NATS and opens (creating when missing) the cluster's buckets. */
 export async function openClusterStore(
   options: ResolvedClusterOptions,
-  ttls: { outstandingCallTtlMs: number; usageTtlMs: number },
+  ttls: { outstandingCallTtlMs: number; usageTtlMs: number; timers: Timers },
 ): Promise<ClusterStore> {
   let connection: NatsConnection;
   try {
@@ -70,11 +73,23 @@ export async function openClusterStore(
   try {
     const manager = new Kvm(connection);
     const replicas = options.replicas;
+    // Several nodes starting together create the same replicated buckets at once; JetStream may
+    // time one out while it places the replicas: try again (creating an existing bucket opens it).
+    const bucket = async (name: string, ttl: number | undefined): Promise<KV> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await manager.create(`${options.name}_${name}`, { history: 1, replicas, ...(ttl === undefined ? {} : { ttl }) });
+        } catch (error) {
+          if (attempt >= BUCKET_ATTEMPTS) throw error;
+          await new Promise((resolve) => ttls.timers.setTimeout(() => resolve(undefined), 500 * attempt));
+        }
+      }
+    };
     const [leases, environments, calls, usage] = await Promise.all([
-      manager.create(`${options.name}_leases`, { history: 1, ttl: options.leaseTtlMs, replicas }),
-      manager.create(`${options.name}_environments`, { history: 1, replicas }),
-      manager.create(`${options.name}_calls`, { history: 1, ttl: ttls.outstandingCallTtlMs, replicas }),
-      manager.create(`${options.name}_usage`, { history: 1, ttl: ttls.usageTtlMs, replicas }),
+      bucket("leases", options.leaseTtlMs),
+      bucket("environments", undefined),
+      bucket("calls", ttls.outstandingCallTtlMs),
+      bucket("usage", ttls.usageTtlMs),
     ]);
     return { connection, leases, environments, calls, usage, close: () => connection.drain().catch(() => connection.close()) };
   } catch (error) {

@@ -132,6 +132,7 @@ export class RelayCluster implements RegistryClusterHooks {
     const store = await openClusterStore(parts.cluster, {
       outstandingCallTtlMs: parts.options.outstandingCallTtlMs,
       usageTtlMs: usageLifeMs(parts.cluster.leaseTtlMs) * 2,
+      timers: parts.options.timers,
     });
     const cluster = new RelayCluster(parts, store);
     try {
@@ -153,6 +154,10 @@ export class RelayCluster implements RegistryClusterHooks {
       recordCall: async (requestId, runtimeKey, frame) => {
         await this.#calls.record(connectionId, { requestId, runtimeKey, frame: frame.data.toString("utf8"), createdAt: timers.now() });
       },
+      answerCall: (requestId, runtimeKey, answer) =>
+        void this.#calls
+          .answered(connectionId, requestId, runtimeKey, answer.data.toString("utf8"), timers.now())
+          .catch(report("recording an answer")),
       forgetCall: (requestId) => void this.#calls.forget(connectionId, requestId).catch(report("forgetting a call")),
       forgetAllCalls: () => void this.#calls.forgetAll(connectionId).catch(report("forgetting the calls")),
       setRegistrant: (runtimeKey, identity) =>
@@ -241,11 +246,20 @@ export class RelayCluster implements RegistryClusterHooks {
     ]);
     const environment = registry.get(connectionId) ?? registry.adopt(identityOf(record), tenant);
     const frames = calls.flatMap((call) => {
-      const frame = RelayFrame.read(call.frame);
+      const frame = call.answer === undefined ? RelayFrame.read(call.frame) : undefined;
       return frame ? [{ requestId: call.requestId, runtimeKey: call.runtimeKey, frame }] : [];
     });
-    environment.restore(sessions, registrants, frames);
-    options.logger.info("relay: environment taken over from the cluster store", { connectionId, calls: frames.length, node: this.nodeId });
+    const answers = calls.flatMap((call) => {
+      const frame = call.answer === undefined ? undefined : RelayFrame.read(call.answer);
+      return frame ? [{ requestId: call.requestId, runtimeKey: call.runtimeKey, frame, answeredAt: call.answeredAt ?? 0 }] : [];
+    });
+    environment.restore(sessions, registrants, frames, answers);
+    options.logger.info("relay: environment taken over from the cluster store", {
+      connectionId,
+      calls: frames.length,
+      answers: answers.length,
+      node: this.nodeId,
+    });
     return { kind: "local" };
   }
 
