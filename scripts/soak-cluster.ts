@@ -6,6 +6,7 @@
  *
  *   npm run soak:cluster                              # 10 runs × 1,000 calls
  *   npm run soak:cluster -- --runs 3 --calls 500 --runtimes 20 --seed 7
+ *   npm run soak:cluster -- --only-g3 --g3-runs 5 --g3-lease-ttl-ms 12000
  *   npm run soak:cluster -- --listener-entry 5        # also 5 kills of a node piping a listener socket
  *
  * - G1: `--runs` runs each of a kill -9 of the node holding the environment (`holder`) and of a node
@@ -13,8 +14,10 @@
  * - `--listener-entry N` (default 0): N runs with a kill -9 of a node that pipes a socket of the
  *   listener's to the holder — not a goal of the issue, judged like G1.
  * - The control, once: the holder kill with clients that run every delivery (duplicates expected).
- * - G3: 3 NATS servers, buckets at R3, a kill -9 of the leader of the calls bucket's stream
- *   (`KV_toolrelay_calls`) during `--calls` calls: 0 lost (nothing unanswered), 0 duplicates.
+ * - G3: 3 NATS servers, buckets at R3, `--g3-runs` (3) runs of a kill -9 of the leader of the calls
+ *   bucket's stream (`KV_toolrelay_calls`) during `--calls` calls: 0 lost (nothing unanswered), 0
+ *   duplicates; the relays' lease TTL is `--g3-lease-ttl-ms` (12,000: above the leader election
+ *   time of nats-server 2.9, see docs/relay-cluster.md "Production settings"). `--only-g3` runs G3 alone.
  * - G2: the time from each kill to the first frame every client cut by it got afterwards,
  *   p50 / p99 over all of them: ≤ 5 s p99.
  *
@@ -27,6 +30,12 @@ import { type ClusterStack, type ClusterStackOptions, startClusterStack } from "
 
 interface SoakOptions {
   runs: number;
+  /** G3 runs (a kill -9 of the calls stream's leader each). */
+  g3Runs: number;
+  /** The relays' lease TTL in the G3 stack: above the JetStream leader election time. */
+  g3LeaseTtlMs: number;
+  /** Run G3 only. */
+  onlyG3: boolean;
   /** Extra runs with a kill -9 of a node that pipes a socket of the listener's (not a goal of the issue; judged like G1). */
   listenerEntryRuns: number;
   calls: number;
@@ -202,37 +211,45 @@ async function main(): Promise<number> {
     calls: integerFlag("calls", 1_000, 10, 5_000),
     runtimes: integerFlag("runtimes", 20, 1, 100),
     seed: integerFlag("seed", 1, 0, 1_000_000),
+    g3Runs: integerFlag("g3-runs", 3, 0, 50),
+    g3LeaseTtlMs: integerFlag("g3-lease-ttl-ms", 12_000, 600, 600_000),
+    onlyG3: process.argv.includes("--only-g3"),
   };
   const started = Date.now();
   console.log(`soak:cluster ${JSON.stringify(options)}`);
   console.log(COLUMNS.join(" | "));
   const rows: Row[] = [];
   const relayArgs = ["--max-environments-per-tenant", "4096"];
-  const started1 = await startStack(
-    { envName: "toolrelay-soak-cluster", nodes: 3, leaseTtlMs: 1_500, listener: false, relayArgs },
-    "the 1-server stack",
-  );
-  if (!started1.stack) throw new Error(started1.error);
-  const single = started1.stack;
-  try {
-    for (let run = 0; run < options.runs; run++) {
-      rows.push(await runOne("G1 holder", single, "holder", options.seed * 10_000 + run * 2, options));
-      rows.push(await runOne("G1 sdk-entry", single, "sdk-entry", options.seed * 10_000 + run * 2 + 1, options));
+  const started1 = options.onlyG3
+    ? undefined
+    : await startStack(
+        { envName: "toolrelay-soak-cluster", nodes: 3, leaseTtlMs: 1_500, listener: false, relayArgs },
+        "the 1-server stack",
+      );
+  if (started1 && !started1.stack) throw new Error(started1.error);
+  const single = started1?.stack;
+  if (single)
+    try {
+      for (let run = 0; run < options.runs; run++) {
+        rows.push(await runOne("G1 holder", single, "holder", options.seed * 10_000 + run * 2, options));
+        rows.push(await runOne("G1 sdk-entry", single, "sdk-entry", options.seed * 10_000 + run * 2 + 1, options));
+      }
+      for (let run = 0; run < options.listenerEntryRuns; run++) {
+        rows.push(await runOne("listener-entry", single, "listener-entry", options.seed * 10_000 + 5_000 + run, options));
+      }
+      rows.push(await runOne("control", single, "holder", options.seed * 10_000 + 9_999, options, false));
+    } finally {
+      await single.stop();
     }
-    for (let run = 0; run < options.listenerEntryRuns; run++) {
-      rows.push(await runOne("listener-entry", single, "listener-entry", options.seed * 10_000 + 5_000 + run, options));
-    }
-    rows.push(await runOne("control", single, "holder", options.seed * 10_000 + 9_999, options, false));
-  } finally {
-    await single.stop();
-  }
+  // G3: the lease TTL above the JetStream leader election time (docs/relay-cluster.md "Production settings").
   const replicated = await startStack(
-    { envName: "toolrelay-soak-cluster-r3", nodes: 3, natsServers: 3, leaseTtlMs: 1_500, listener: false, relayArgs },
+    { envName: "toolrelay-soak-cluster-r3", nodes: 3, natsServers: 3, leaseTtlMs: options.g3LeaseTtlMs, listener: false, relayArgs },
     "the 3-server stack",
   );
   if (replicated.stack) {
     try {
-      rows.push(await runOne("G3", replicated.stack, "nats-leader", options.seed * 10_000 + 9_998, options));
+      for (let run = 0; run < options.g3Runs; run++)
+        rows.push(await runOne("G3", replicated.stack, "nats-leader", options.seed * 10_000 + 9_000 + run, options));
     } finally {
       await replicated.stack.stop();
     }
