@@ -8,7 +8,8 @@
  *   npm run bench -- --source           # the SDK from packages/toolrelay/src/ through tsx (not the bundle)
  *   npm run bench -- --out perf.md
  *
- * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9).
+ * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9),
+ * relay-cluster (10: needs `nats-server` on the PATH or NATS_SERVER_BINARY).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -18,7 +19,16 @@ import { machineInfo, type MachineInfo } from "./harness/machine.js";
 import type { Log, SuiteResult } from "./harness/report-types.js";
 import { markdownReport, textTable } from "./harness/report.js";
 
-export const SUITE_NAMES = ["round-trip", "scale", "relay-hop", "real-turn", "relay-flood", "schema-validation", "sidecar"] as const;
+export const SUITE_NAMES = [
+  "round-trip",
+  "scale",
+  "relay-hop",
+  "real-turn",
+  "relay-flood",
+  "schema-validation",
+  "sidecar",
+  "relay-cluster",
+] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export interface BenchOptions {
@@ -152,6 +162,11 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
     case "sidecar": {
       const suite = await import("./suites/sidecar.js");
       return suite.runSidecarBench(quick ? suite.quickSidecarConfig : suite.fullSidecarConfig, log);
+    }
+    case "relay-cluster": {
+      const suite = await import("./suites/relay-cluster.js");
+      if (relayBuildError !== undefined) return suite.pendingClusterResult(`packages/relay/src does not build: ${relayBuildError}`, 0);
+      return suite.runRelayCluster(quick ? suite.quickRelayClusterConfig : suite.fullRelayClusterConfig, log);
     }
   }
 }

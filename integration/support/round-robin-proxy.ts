@@ -73,7 +73,7 @@ class RoundRobinBalancer {
       return;
     }
     const target = targets[this.#next++ % targets.length]!;
-    const upstream = connect({ host: target.host, port: target.port });
+    const upstream = connect({ host: target.host, port: target.port, noDelay: true });
     this.#upstreams.add(upstream);
     upstream.once("close", () => this.#upstreams.delete(upstream));
     const onClientGone = () => upstream.destroy();
@@ -115,7 +115,7 @@ function pipeTogether(client: Socket, upstream: Socket): void {
 /** Starts the balancer on a free loopback port, forwarding to `targets` in turn. */
 export async function startRoundRobinProxy(targets: ProxyTarget[]): Promise<RoundRobinProxy> {
   const balancer = new RoundRobinBalancer(targets);
-  const server = createServer((client) => balancer.accept(client));
+  const server = createServer({ noDelay: true }, (client) => balancer.accept(client));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {

@@ -290,6 +290,7 @@ export class Environment {
   /** Periodic housekeeping. */
   sweep(): void {
     this.#router.sweep();
+    this.#answers.prune();
   }
 
   info(): RelayEnvironmentInfo {

@@ -88,6 +88,11 @@ export class RecentAnswers {
     return again;
   }
 
+  /** Forgets the answers that left the window (periodic housekeeping). */
+  prune(): void {
+    this.#prune();
+  }
+
   clear(): void {
     this.#answers.length = 0;
     this.#bytes = 0;

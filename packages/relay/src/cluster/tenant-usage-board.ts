@@ -7,8 +7,9 @@
  * counting — judged by when this node last received it, so clocks need not agree.
  *
  * Checks read what has arrived: two nodes that take the last unit at the same instant can both
- * pass. The overshoot is bounded by the requests that arrive within one publish round trip (about
- * a millisecond on a LAN).
+ * pass. A tenant's counts are published at once when they change after a quiet spell, then at most
+ * every {@link PUBLISH_INTERVAL_MS} while they keep changing; so the overshoot is bounded by the
+ * requests that arrive within one interval plus a publish round trip.
  */
 import type { KV, KvWatchEntry } from "@nats-io/kv";
 import { unrefTimer, type TimerHandle, type Timers } from "toolrelay/protocol";
@@ -32,6 +33,9 @@ export interface TenantUsageBoardOptions {
   timers: Timers;
   logger: RelayLogger;
 }
+
+/** The least time between two publishes of one tenant's counts while they keep changing (ms). */
+export const PUBLISH_INTERVAL_MS = 25;
 
 const KINDS: ReadonlyArray<keyof TenantLocalUsage> = ["environment", "session", "outstandingCall", "sandbox", "unackedBytes"];
 
@@ -118,6 +122,9 @@ export class TenantUsageBoard implements TenantRemoteUsage {
         await this.#options.kv
           .put(this.#keyOf(tenant.name), encodeJson({ node: this.#options.nodeId, tenant: tenant.name, ...usage }))
           .catch((error: unknown) => this.#options.logger.warn("relay: publishing tenant usage failed", { error: String(error) }));
+        // Under traffic the counts change with every call: publish at most once per interval (what changed meanwhile goes in the next).
+        if (this.#dirty.has(tenant) && !this.#stopped)
+          await new Promise((resolve) => this.#options.timers.setTimeout(() => resolve(undefined), PUBLISH_INTERVAL_MS));
       }
     })().finally(() => this.#publishing.delete(tenant.name));
     this.#publishing.set(tenant.name, publish);
