@@ -236,7 +236,8 @@ export class TurnTracker {
     active.quietTimer = this.#options.timers.setTimeout(() => {
       active.quietTimer = undefined;
       // Still owed: if its end comes after all, it must not end the next turn.
-      if (active.turn.done || !active.inputConfirmed || this.#options.pendingCalls() > 0 || active.lastStopReason === "requires_approval") return;
+      if (active.turn.done || !active.inputConfirmed || this.#options.pendingCalls() > 0 || active.lastStopReason === "requires_approval")
+        return;
       active.turn.finish(active.stopReason ?? (active.aborted ? "cancelled" : "end_turn"));
     }, LOST_END_QUIET_MS);
   }
