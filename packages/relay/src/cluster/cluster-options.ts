@@ -32,6 +32,7 @@ export interface RelayClusterOptions {
   advertiseAddress?: string | undefined;
 }
 
+/** {@link RelayClusterOptions} with every default applied (what a cluster node runs with). */
 export interface ResolvedClusterOptions {
   servers: string[];
   nodeId: string;
