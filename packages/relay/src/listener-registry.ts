@@ -83,6 +83,16 @@ export interface RegistryClusterHooks {
 
 type RegistryContext = Omit<EnvironmentContext, "onExpired" | "journal" | "onFenced">;
 
+/** The answer to a registration: where the listener connects, and which socket modes it may use. */
+export function registrationAnswer(connectionId: string, wsBase: string, mode: ListenerMode): RegistrationAnswer {
+  return {
+    connectionId,
+    wsUrl: `${wsBase}/v1/environments/${encodeURIComponent(connectionId)}/listener/ws`,
+    supportsSplitStatusChannels: mode !== "single",
+    supportsPairedListenerGenerations: mode === "paired",
+  };
+}
+
 /** A new environment's identity (a fresh connection id; the environment id is derived from the listener key). */
 function newEnvironmentIdentity(request: RegistrationRequest, principal: Principal): EnvironmentIdentity {
   return {
@@ -159,16 +169,7 @@ export class ListenerRegistry {
       logger.info("relay: listener registered", { connectionId: environment.identity.connectionId, tenant: tenant.name });
       this.#context.emit("environment-registered", environment.info());
     }
-    const connectionId = environment.identity.connectionId;
-    const mode: ListenerMode = this.#context.options.listenerMode;
-    return {
-      answer: {
-        connectionId,
-        wsUrl: `${wsBase}/v1/environments/${encodeURIComponent(connectionId)}/listener/ws`,
-        supportsSplitStatusChannels: mode !== "single",
-        supportsPairedListenerGenerations: mode === "paired",
-      },
-    };
+    return { answer: registrationAnswer(environment.identity.connectionId, wsBase, this.#context.options.listenerMode) };
   }
 
   /**

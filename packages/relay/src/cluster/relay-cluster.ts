@@ -12,6 +12,7 @@ import type { EnvironmentIdentity } from "../environment.js";
 import type { EnvironmentJournal } from "../environment-journal.js";
 import {
   environmentIdOf,
+  registrationAnswer,
   type ListenerRegistry,
   type RegistrationAnswer,
   type RegistrationRefusal,
@@ -295,15 +296,7 @@ export class RelayCluster implements RegistryClusterHooks {
     const { connectionId } = outcome.record;
     if (outcome.kind === "again") await this.#registeredAgain(connectionId);
     else this.#parts.options.logger.info("relay: listener registered", { connectionId, tenant: tenant.name, node: this.nodeId });
-    const mode = this.#parts.options.listenerMode;
-    return {
-      answer: {
-        connectionId,
-        wsUrl: `${wsBase}/v1/environments/${encodeURIComponent(connectionId)}/listener/ws`,
-        supportsSplitStatusChannels: mode !== "single",
-        supportsPairedListenerGenerations: mode === "paired",
-      },
-    };
+    return { answer: registrationAnswer(connectionId, wsBase, this.#parts.options.listenerMode) };
   }
 
   /** A known listener key registered again: a fresh listener runtime, wherever the environment is held. */
