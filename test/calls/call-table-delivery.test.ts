@@ -112,6 +112,20 @@ describe("CallTable single flight and replay", () => {
   });
 });
 
+describe("CallTable: the link's first open", () => {
+  it("an answer that settled before the link first opened (a call the relay offered while the session was connecting) is written when it opens, once", () => {
+    const h = createHarness({}, instantTool("pay", "paid"));
+    h.link.up = false;
+    h.request("r1", "call_0");
+    expect(h.frames).toEqual([]);
+    h.link.up = true;
+    h.table.linkOpened();
+    expect(h.frames.map((frame) => [frame.requestId, frame.response])).toEqual([["r1", text("paid")]]);
+    h.table.linkOpened();
+    expect(h.frames).toHaveLength(1);
+  });
+});
+
 describe("CallTable identity: the key binds the input", () => {
   it("the same tool call id with another input is a new call (reused), and it runs", async () => {
     let runs = 0;

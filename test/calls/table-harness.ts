@@ -52,12 +52,18 @@ export interface RequestOptions {
   turn?: string;
 }
 
-export function createHarness(limits: Partial<CallLimits> = {}, defaultTool?: ClientTool, approve?: CallTableOptions["approve"]): Harness {
+export function createHarness(
+  limits: Partial<CallLimits> = {},
+  defaultTool?: ClientTool,
+  approve?: CallTableOptions["approve"],
+  journal?: CallTableOptions["journal"],
+): Harness {
   const link = { up: true, epoch: 1 };
   const harness = { frames: [], attempts: [], settled: [], late: [], starts: [], progress: [], link } as unknown as Harness;
   harness.table = new CallTable({
     limits,
     approve,
+    journal,
     output: {
       response(_record, requestId, response) {
         harness.attempts.push({ requestId, response });
@@ -118,7 +124,14 @@ export interface DeferredTool {
   readonly calls: number;
   /** The context of the last run (its `signal` is read only when a test reads it). */
   readonly context:
-    | { readonly signal: AbortSignal; toolCallId: string; agentId: string; conversationId: string; progress(message: string): void }
+    | {
+        readonly signal: AbortSignal;
+        readonly idempotencyKey: string;
+        toolCallId: string;
+        agentId: string;
+        conversationId: string;
+        progress(message: string): void;
+      }
     | undefined;
   resolve(value: unknown): void;
   reject(error: unknown): void;

@@ -67,7 +67,18 @@ export type {
   FromAiSdkToolsOptions,
 } from "./tools/index.js";
 export { defineToolSource } from "./tools/index.js";
-export type { CallOutcome, CallKey } from "./calls/index.js";
+export type {
+  CallOutcome,
+  CallKey,
+  CallJournal,
+  JournalEntry,
+  JournalEntryState,
+  JournalRetention,
+  RecordedOutcome,
+  OutcomeUnknownOutcome,
+  JournalFailedOutcome,
+} from "./calls/index.js";
+export { DEFAULT_JOURNAL_RETENTION } from "./calls/index.js";
 export { ToolCallAbortError } from "./tools/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
 export type { LinkState } from "./transport/runtime-link.js";

@@ -29,6 +29,22 @@ export type BusyOutcome = { kind: "busy"; limit: number };
  */
 export type DeniedOutcome = { kind: "denied"; reason: "declined" | "timeout" | "no-approver" | "failed"; message: string };
 
+/**
+ * Answered from the call journal (call-journal.ts): the call ran in an earlier life of the process
+ * (or in another process sharing the journal) and settled; `response` is what the model got then,
+ * sent again byte for byte. Not run again.
+ */
+export type RecordedOutcome = { kind: "recorded"; response: ToolCallResponseBody; settledAt: number };
+
+/**
+ * Not run again: the call journal says the call `started` (in an earlier life of the process, or
+ * in another process) and never settled, or its record `expired`. What it did is unknown.
+ */
+export type OutcomeUnknownOutcome = { kind: "outcome-unknown"; reason: "started" | "expired"; startedAt: number };
+
+/** Not run: the call journal could not be read or written before the callback would have started. */
+export type JournalFailedOutcome = { kind: "journal-failed"; message: string };
+
 /** How one tool call ended. Exactly one per call. */
 export type CallOutcome =
   | ExecutionOutcome
@@ -37,7 +53,10 @@ export type CallOutcome =
   | TimeoutOutcome
   | CancelledOutcome
   | DisconnectedOutcome
-  | BusyOutcome;
+  | BusyOutcome
+  | RecordedOutcome
+  | OutcomeUnknownOutcome
+  | JournalFailedOutcome;
 
 /** At most this many input issues are listed; the rest are counted. */
 export const MAX_LISTED_INPUT_ISSUES = 20;
@@ -83,7 +102,22 @@ export function responseForOutcome(
       return { error: `Tool ${toolName} was not run: the client is already running ${outcome.limit} tool calls. Try again later.` };
     case "denied":
       return { result: { content: text(deniedText(toolName, outcome)) } };
+    case "recorded":
+      return outcome.response;
+    case "outcome-unknown":
+      return { error: outcomeUnknownText(toolName, outcome.reason) };
+    case "journal-failed":
+      return {
+        error: `Tool ${toolName} was not run: its call record could not be written (${outcome.message}). Nothing was done; try again later.`,
+      };
   }
+}
+
+/** What the model reads for a call the journal says already started (or whose record expired): never a second run. */
+export function outcomeUnknownText(toolName: string, reason: OutcomeUnknownOutcome["reason"]): string {
+  return reason === "started"
+    ? `Tool ${toolName} was not run again: this call already started before the client restarted, and its outcome is unknown. Inspect state before retrying.`
+    : `Tool ${toolName} was not run again: this call already ran and its record has expired; outcome unknown. Inspect state before retrying.`;
 }
 
 /**

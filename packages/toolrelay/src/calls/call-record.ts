@@ -65,6 +65,13 @@ export class CallRecord implements CallKey {
   deadlineMs: number;
   /** Which {@link RecordQueue} entry is the record's current one (an entry with another stamp is stale). */
   queueStamp = 0;
+  /**
+   * With a call journal: whether this table owns the call's journal record (`true` once its
+   * `start` was written, or for a re-run of an idempotent call the journal says started), or
+   * `false` (the journal already held the call): its settlement is written only when owned.
+   * Undefined until the table asked the journal to record it.
+   */
+  journalClaim: Promise<boolean> | undefined;
   /** The callback's AbortController once the tool reads its signal; until then the abort reason, if any. */
   #abort: unknown;
   /** The request id the call arrived with (the key's seed; `deliveries` may let it go), then the key once computed. */
@@ -112,6 +119,16 @@ export class CallRecord implements CallKey {
   get idempotencyKey(): string {
     this.#idempotencyKey ??= idempotencyKeyOf(this.agentId, this.conversationId, this.toolCallId, this.#idempotencySeed);
     return this.#idempotencyKey;
+  }
+
+  /** The key of a request id of this call (the call journal's alias of a re-attempt). */
+  keyOfRequest(requestId: string): string {
+    return idempotencyKeyOf(this.agentId, this.conversationId, this.toolCallId, requestId);
+  }
+
+  /** The call journal found this call under another key (it first arrived with another request id): that key is the call's. */
+  adoptIdempotencyKey(key: string): void {
+    this.#idempotencyKey = key;
   }
 
   delivery(requestId: string): Delivery | undefined {

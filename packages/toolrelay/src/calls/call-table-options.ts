@@ -2,6 +2,7 @@
 import type { Timers } from "../internal/timers.js";
 import { DEFAULT_MAX_RESULT_CHARS, type ClientTool } from "../tools/index.js";
 import type { ToolCallResponseBody } from "../wire/index.js";
+import type { CallJournal } from "./call-journal.js";
 import type { CallKey } from "./call-key.js";
 import type { CallOutcome } from "./call-outcome.js";
 import type { CallRecord } from "./call-record.js";
@@ -162,6 +163,12 @@ export interface CallTableOptions {
   limits?: Partial<CallLimits> | undefined;
   /** Timer source; inject fakes for exact tests. Default `systemTimers`. */
   timers?: Timers | undefined;
+  /**
+   * Where each call is recorded before its callback runs and when it settles (call-journal.ts);
+   * a call the journal already holds is answered from it and not run again. Default: none
+   * (records live in this table only).
+   */
+  journal?: CallJournal | undefined;
 }
 
 /** One `external_tool_call_request` as the table sees it: `requestId` the response echoes; it is its own {@link CallKey} (at most one run per key). */
@@ -187,7 +194,8 @@ export interface CallRequest extends CallKey {
 
 /**
  * What `request` did (each in docs/settlement.md): a new call `started` (`reused`: its tool call id
- * was seen with another input); `joined` the running call; `replayed` its cached answer; `resent`
+ * was seen with another input; with a call journal the journal may still answer it: see the
+ * `recorded` and `outcome-unknown` outcomes); `joined` the running call; `replayed` its cached answer; `resent`
  * it for a request id re-offered on a newer epoch; `expired` (ran, outcome forgotten); `duplicate`
  * (answered on this epoch: nothing written); `conflict` (the request id stands for another call: an
  * error, nothing run); `busy` (over `maxConcurrentCalls`: answered, not run); `closed` (answered cancelled).

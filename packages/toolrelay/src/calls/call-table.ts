@@ -8,10 +8,12 @@
 import { RUNTIME_MAX_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
 import { errorText, executeTool, ToolCallAbortError, type ClientTool, type InputValidation } from "../tools/index.js";
+import { journalInputDigest, type CallJournal, type JournalEntry } from "./call-journal.js";
 import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
+import type { ToolCallResponseBody } from "../wire/index.js";
 import type {
   ApprovalAsk,
   ApprovalVerdict,
@@ -30,6 +32,7 @@ export class CallTable {
   readonly limits: Readonly<CallLimits>;
   #output: CallTableOutput;
   #approve: ((ask: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined;
+  #journal: CallJournal | undefined;
   #timers: Timers;
   #store: CallStore;
   #deadlines: DeadlineQueue;
@@ -43,6 +46,7 @@ export class CallTable {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
     this.#output = guardOutput(options.output);
     this.#approve = options.approve;
+    this.#journal = options.journal;
     this.#timers = options.timers ?? systemTimers;
     this.origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
@@ -97,6 +101,7 @@ export class CallTable {
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
     if (busy) this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
+    else if (this.#journal !== undefined) this.#recall(this.#journal, record, request);
     else this.#run(record, request);
     if (record.state === "running") this.#deadlines.watch(record);
     return busy ? "busy" : reused ? "reused" : "started";
@@ -145,6 +150,17 @@ export class CallTable {
     this.#abort(orphans, { kind: "disconnected", graceMs });
   }
 
+  /**
+   * The link opened for the first time: answers held because they settled before it was open (a
+   * relay re-offers an unanswered call to a session while it is still connecting) are written now.
+   */
+  linkOpened(): void {
+    if (this.#closeReason !== undefined) return;
+    for (const record of this.#store.settledRecords()) {
+      for (const delivery of record.deliveries) if (delivery.state === "held") this.#deliver(record, delivery);
+    }
+  }
+
   /** Settle every running call as `cancelled` (answered now) and clear every timer. Idempotent. */
   close(reason = "the session was closed"): void {
     if (this.#closeReason !== undefined) return;
@@ -173,6 +189,7 @@ export class CallTable {
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     this.#store.addDelivery(record, delivery);
+    if (record.journalClaim !== undefined) this.#aliasInJournal(record, request.requestId);
     if (record.state === "running") return "joined";
     this.#deliver(record, delivery);
     return record.state === "settled" ? "replayed" : "expired";
@@ -209,6 +226,7 @@ export class CallTable {
     if (record.state !== "running") return;
     if (!checked.ok) return void this.#settle(record, { kind: "invalid-input", issues: checked.issues });
     if (tool.needsApproval === false) {
+      if (this.#journal !== undefined) return void this.#claim(this.#journal, record, tool, checked.value);
       // #start's two lines, inline: this is every call's path (test/transport/call-path.test.ts counts its hops).
       this.#output.start(record, record.deliveries[0]!.requestId);
       return void executeTool(
@@ -295,8 +313,86 @@ export class CallTable {
     record.abort(ToolCallAbortError.cancelled(`the call was not approved (${outcome.reason})`));
   }
 
+  /** A new call and a journal: answered from the journal's record of it, if it holds one; else on to `#run`. */
+  #recall(journal: CallJournal, record: CallRecord, request: CallRequest): void {
+    let found: ReturnType<CallJournal["find"]>;
+    try {
+      found = journal.find(record.idempotencyKey);
+    } catch (error) {
+      return void this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` });
+    }
+    if (!isPromiseLike(found)) return void this.#recalled(record, request, found);
+    found.then(
+      (entry) => this.#recalled(record, request, entry),
+      (error: unknown) => this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` }),
+    );
+  }
+
+  /** What the journal held of a new call: nothing (it runs), its response, or that it started (re-run only when idempotent) or expired. */
+  #recalled(record: CallRecord, request: CallRequest, entry: JournalEntry | undefined): void {
+    if (record.state !== "running") return;
+    if (entry === undefined) return void this.#run(record, request);
+    if (entry.key !== record.idempotencyKey) record.adoptIdempotencyKey(entry.key);
+    if (entry.state === "started" && isIdempotent(record.tool)) return void this.#run(record, request);
+    this.#settle(record, recordedOutcome(entry));
+  }
+
+  /** Record the call in the journal before its callback runs; run it once the record is durable and the call is this table's. */
+  #claim(journal: CallJournal, record: CallRecord, tool: ClientTool, input: unknown): void {
+    const entry: JournalEntry = {
+      key: record.idempotencyKey,
+      state: "started",
+      toolName: record.toolName,
+      agentId: record.agentId,
+      conversationId: record.conversationId,
+      toolCallId: record.toolCallId,
+      inputSha256: journalInputDigest(record.inputDigest),
+      startedAt: this.origin + this.#now(),
+    };
+    let written: Promise<JournalEntry | undefined>;
+    try {
+      written = journal.start(entry, input);
+    } catch (error) {
+      written = Promise.reject(error);
+    }
+    const claim = written.then(
+      (existing) => {
+        // The journal already held the call (a previous life, another process): an idempotent one runs again, else it is answered from the record.
+        const owned = existing === undefined || (existing.state === "started" && isIdempotent(tool));
+        if (record.state !== "running") return owned;
+        if (owned) this.#start(record, tool, input);
+        else this.#settle(record, recordedOutcome(existing!));
+        return owned;
+      },
+      (error: unknown) => {
+        this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` });
+        return false;
+      },
+    );
+    record.journalClaim = claim;
+    for (const { requestId } of record.deliveries.slice(1)) this.#aliasInJournal(record, requestId);
+  }
+
+  /** The call's settlement into the journal, once its claim is known to be this table's. Never rejects. */
+  #settleInJournal(record: CallRecord, response: ToolCallResponseBody): void {
+    const journal = this.#journal!;
+    const key = record.idempotencyKey;
+    const settledAt = this.origin + record.settledAt;
+    record.journalClaim!.then((owned) => (owned ? journal.settle(key, response, settledAt) : undefined)).catch(() => undefined);
+  }
+
+  /** A re-attempt's request id, findable in the journal under its own key. Never rejects. */
+  #aliasInJournal(record: CallRecord, requestId: string): void {
+    const journal = this.#journal!;
+    const alias = record.keyOfRequest(requestId);
+    if (alias === record.idempotencyKey) return;
+    const key = record.idempotencyKey;
+    record.journalClaim!.then((owned) => (owned ? journal.alias(alias, key) : undefined)).catch(() => undefined);
+  }
+
   /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome settles the call. */
   #start(record: CallRecord, tool: ClientTool, input: unknown): void {
+    if (this.#journal !== undefined && record.journalClaim === undefined) return void this.#claim(this.#journal, record, tool, input);
     this.#output.start(record, record.deliveries[0]!.requestId);
     executeTool(tool, input, new CallContext(record, this.#progress), this.limits.maxResultChars, this.#executed, record);
   }
@@ -336,6 +432,7 @@ export class CallTable {
     record.tool = undefined;
     const safeToRetry = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
+    if (record.journalClaim !== undefined) this.#settleInJournal(record, record.response!);
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
     this.#output.end(record, record.deliveries[0]!.requestId);
     // The app's value went out with the end report; the cache keeps the response, not the object.
@@ -368,6 +465,23 @@ export class CallTable {
     if (this.#graceTimer !== undefined) this.#timers.clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
   }
+}
+
+/** Whether a call the journal says started may run again: the tool says it is idempotent (or read-only). */
+function isIdempotent(tool: ClientTool | undefined): boolean {
+  const annotations = tool?.annotations;
+  return annotations?.idempotentHint === true || annotations?.readOnlyHint === true;
+}
+
+/** The outcome of a call answered from its journal record: its stored response, or "outcome unknown". */
+function recordedOutcome(entry: JournalEntry): CallOutcome {
+  if (entry.state === "settled" && entry.response !== undefined)
+    return { kind: "recorded", response: entry.response, settledAt: entry.settledAt ?? entry.startedAt };
+  return { kind: "outcome-unknown", reason: entry.state === "started" ? "started" : "expired", startedAt: entry.startedAt };
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
 function describeAnswer(value: unknown): string {

@@ -3,10 +3,14 @@ export { idempotencyKeyOf, inputDigest, sameCall, sameScope, type CallKey } from
 export {
   deniedText,
   expiredResponse,
+  outcomeUnknownText,
   responseForOutcome,
   MAX_LISTED_INPUT_ISSUES,
   type CallOutcome,
   type DeniedOutcome,
+  type JournalFailedOutcome,
+  type OutcomeUnknownOutcome,
+  type RecordedOutcome,
   type PreflightOutcome,
 } from "./call-outcome.js";
 export { CallRecord, type CallState, type Delivery, type DeliveryState } from "./call-record.js";
@@ -22,3 +26,11 @@ export {
   type CallTableOutput,
   type RequestDisposition,
 } from "./call-table-options.js";
+export {
+  DEFAULT_JOURNAL_RETENTION,
+  journalInputDigest,
+  type CallJournal,
+  type JournalEntry,
+  type JournalEntryState,
+  type JournalRetention,
+} from "./call-journal.js";

@@ -236,5 +236,11 @@ export function outcomeReason(outcome: CallOutcome): string {
       return `already running ${outcome.limit} calls`;
     case "denied":
       return outcome.message === "" ? `not approved (${outcome.reason})` : `not approved (${outcome.reason}): ${outcome.message}`;
+    case "recorded":
+      return "answered from the call journal (it ran before)";
+    case "outcome-unknown":
+      return outcome.reason === "started" ? "the journal says it started before and never settled" : "its journal record expired";
+    case "journal-failed":
+      return `the call journal failed: ${outcome.message}`;
   }
 }

@@ -44,6 +44,18 @@ export const positiveInteger = z
 export const stringRecord = z.record(z.string(), z.string({ error: "must be a string" }), { error: "must be an object of strings" });
 
 /** An injected `Timers` (`setTimeout`, `clearTimeout`, `now`). */
+/** A call journal: `kind` and the five methods of `CallJournal` (calls/call-journal.ts). */
+export const journalSchema = z.custom<unknown>(
+  (value) =>
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, unknown>).kind === "string" &&
+    ["find", "start", "settle", "alias", "close"].every((name) => isFunction((value as Record<string, unknown>)[name])),
+  {
+    error:
+      "must be a call journal (kind, find, start, settle, alias, close): openFileCallJournal(), openNatsCallJournal() or a MemoryCallJournal",
+  },
+);
 export const timersSchema = z.custom<unknown>(
   (value) =>
     typeof value === "object" &&

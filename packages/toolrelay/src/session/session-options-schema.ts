@@ -23,6 +23,7 @@ import {
   positiveNumber,
   requiredOr,
   timersSchema,
+  journalSchema,
   tracerSchema,
 } from "./option-value-schemas.js";
 import type { SessionOptions } from "./session-options.js";
@@ -99,6 +100,7 @@ export const sessionOptionsShape = {
   reassertToolsEachTurn: z.boolean({ error: "must be a boolean" }).optional(),
   turnStallProbeMs: nonNegativeNumber.optional(),
   turnGapMs: nonNegativeInteger.max(60_000, { error: "must be at most 60000" }).optional(),
+  journal: journalSchema.optional(),
   signal: z.custom<unknown>((value) => value instanceof AbortSignal, { error: "must be an AbortSignal" }).optional(),
   clientInfo: z
     .strictObject(

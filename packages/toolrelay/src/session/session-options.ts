@@ -1,6 +1,7 @@
 import type { LocalBackendOptions } from "../backends/local-backend.js";
 import type { CloudBackendOptions } from "../backends/cloud-backend.js";
 import type { CallLimits } from "../calls/index.js";
+import type { CallJournal } from "../calls/index.js";
 import type { Timers } from "../internal/timers.js";
 import type { Logger } from "../observability/logger.js";
 import type { TelemetryTracer } from "../observability/telemetry.js";
@@ -132,6 +133,18 @@ export interface SessionOptions {
    * client tool call (docs/approvals.md). `0` keeps no gap. Default 1_000.
    */
   turnGapMs?: number | undefined;
+  /**
+   * Where each client tool call is recorded before its callback runs and again when it settles,
+   * so a call re-offered after this process restarted (the cloud relay re-offers an unanswered
+   * call to the next session of the conversation) is answered from its record and never run
+   * twice: a settled call gets its stored response byte for byte; one that started and never
+   * settled runs again only if its tool says it is idempotent (`annotations.idempotentHint` or
+   * `readOnlyHint`), else the model reads "outcome unknown". `openFileCallJournal` (one process,
+   * survives a restart), `openNatsCallJournal` from `toolrelay/nats-journal` (several processes or
+   * machines), or a `MemoryCallJournal`. The session does not close it: several sessions may share
+   * one. See docs/call-journal.md. Default: none (records live in the session only).
+   */
+  journal?: CallJournal | undefined;
   /** Aborting this signal closes the session. */
   signal?: AbortSignal | undefined;
   /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */

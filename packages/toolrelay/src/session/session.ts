@@ -66,6 +66,7 @@ export class Session<TTools extends SessionToolList = SessionToolList> extends E
       observer: parts.observer,
       turn: () => this.#turns.activeMessageId ?? "",
       approve: (ask) => this.#approvals.approveClientCall(ask),
+      journal: parts.options.journal,
       onOutput: (record, output) => {
         const turn = this.#turns.turn;
         if (turn !== undefined && record.turn !== "" && record.turn === this.#turns.activeMessageId) {
@@ -323,6 +324,9 @@ export class Session<TTools extends SessionToolList = SessionToolList> extends E
     this.#parts.observer.linkState(state, previous);
     this.emit("connection-state-change", { state, previous });
     if (state === "reconnecting" && previous === "open") this.#dispatcher.table.epochEnded();
+    // A call can arrive and settle before the link first reports open (the relay offers a session
+    // its runtime's unanswered calls as soon as it binds): its held answer goes out now.
+    if (state === "open" && previous === "connecting") this.#dispatcher.table.linkOpened();
     if (state === "closed" && !this.#closing) this.#dispatcher.table.close("the link to the runtime was closed");
     const runtimeKeepsState = this.#link.keepsPendingCallsAcrossReconnect && state === "reconnecting";
     if ((state === "reconnecting" || state === "closed") && !runtimeKeepsState) {

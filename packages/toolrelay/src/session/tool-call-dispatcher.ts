@@ -34,6 +34,8 @@ export interface ToolCallDispatcherOptions {
   onOutput?: ((record: CallRecord, output: unknown) => void) | undefined;
   /** Asked about every call whose tool's `needsApproval` says so (see `CallTableOptions.approve`). */
   approve?: CallTableOptions["approve"];
+  /** Where calls are recorded (see `CallTableOptions.journal`). */
+  journal?: CallTableOptions["journal"];
 }
 
 /** How many tool calls (and request ids) the dispatcher remembers the written response of. */
@@ -49,7 +51,13 @@ export class ToolCallDispatcher {
 
   constructor(options: ToolCallDispatcherOptions) {
     this.#options = options;
-    this.table = new CallTable({ limits: options.limits, timers: options.timers, output: this.#output, approve: options.approve });
+    this.table = new CallTable({
+      limits: options.limits,
+      timers: options.timers,
+      output: this.#output,
+      approve: options.approve,
+      journal: options.journal,
+    });
   }
 
   /**

@@ -41,13 +41,33 @@ export const TOOL_OUTCOMES = [
   "disconnected",
   "busy",
   "denied",
+  "recorded",
+  "outcome_unknown",
+  "journal_failed",
 ] as const;
 /** How one client tool call ended (`turn_end.tool_calls[].outcome`). */
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 export const toolOutcomeSchema = z.enum(TOOL_OUTCOMES);
 
+/** The protocol's name of every outcome kind (a kind without one does not compile). */
+const TOOL_OUTCOME_OF: Readonly<Record<CallOutcome["kind"], ToolOutcome>> = {
+  ok: "ok",
+  "tool-error": "tool_error",
+  "invalid-input": "invalid_input",
+  "unknown-tool": "unknown_tool",
+  "input-too-large": "input_too_large",
+  timeout: "timeout",
+  cancelled: "cancelled",
+  disconnected: "disconnected",
+  busy: "busy",
+  denied: "denied",
+  recorded: "recorded",
+  "outcome-unknown": "outcome_unknown",
+  "journal-failed": "journal_failed",
+};
+
 export function toolOutcomeOf(kind: CallOutcome["kind"]): ToolOutcome {
-  return kind.replaceAll("-", "_") as ToolOutcome;
+  return TOOL_OUTCOME_OF[kind];
 }
 
 /** How the SDK's turn ended. */
