@@ -78,7 +78,15 @@ export type {
   OutcomeUnknownOutcome,
   JournalFailedOutcome,
 } from "./calls/index.js";
-export { DEFAULT_JOURNAL_RETENTION } from "./calls/index.js";
+export { DEFAULT_JOURNAL_RETENTION, MemoryCallJournal, type MemoryCallJournalOptions } from "./calls/index.js";
+export {
+  openFileCallJournal,
+  FileCallJournal,
+  MAX_LISTED_DROPPED_LINES,
+  type FileCallJournalOptions,
+  type FileJournalRecovery,
+  type JournalLockOwner,
+} from "./journal/index.js";
 export { ToolCallAbortError } from "./tools/index.js";
 export { ToolrelayError, isToolrelayError, type ToolrelayErrorCode } from "./errors.js";
 export type { LinkState } from "./transport/runtime-link.js";

@@ -34,3 +34,4 @@ export {
   type JournalEntryState,
   type JournalRetention,
 } from "./call-journal.js";
+export { MemoryCallJournal, type MemoryCallJournalOptions } from "./memory-call-journal.js";
