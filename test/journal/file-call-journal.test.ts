@@ -297,7 +297,7 @@ describe("file journal: close and failures", () => {
     const results = JSON.parse(writer.output().trim().split("\n").pop()!);
     expect(results).toMatchObject({
       small: "ok",
-      big: expect.stringMatching(/^INTERNAL EFBIG .*write failed/),
+      big: expect.stringMatching(/^JOURNAL_FAILED EFBIG .*write failed/),
       bigFound: false,
       settle: "ok",
     });

@@ -52,10 +52,10 @@ describe("journal file lock: one process per file", () => {
     const journal = await openFileCallJournal({ path });
     const second = opener(path);
     expect(await second.line).toBe(
-      `refused INVALID_OPTIONS journal file ${path} is in use by process ${process.pid} on ${hostname()} (lock ${path}.lock); one process per journal file`,
+      `refused JOURNAL_LOCKED journal file ${path} is in use by process ${process.pid} on ${hostname()} (lock ${path}.lock); one process per journal file`,
     );
     await second.exited;
-    await expect(openFileCallJournal({ path })).rejects.toMatchObject({ code: "INVALID_OPTIONS", details: { pid: process.pid, path } });
+    await expect(openFileCallJournal({ path })).rejects.toMatchObject({ code: "JOURNAL_LOCKED", details: { pid: process.pid, path } });
     await journal.close();
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
@@ -66,7 +66,7 @@ describe("journal file lock: one process per file", () => {
     const ready = await holder.line;
     expect(ready).toBe(`ready ${holder.child.pid}`);
     await expect(openFileCallJournal({ path })).rejects.toMatchObject({
-      code: "INVALID_OPTIONS",
+      code: "JOURNAL_LOCKED",
       message: expect.stringContaining(`in use by process ${holder.child.pid}`),
     });
     holder.child.kill("SIGKILL");
@@ -84,7 +84,7 @@ describe("journal file lock: one process per file", () => {
     const path = join(folder, "foreign.journal");
     writeFileSync(`${path}.lock`, JSON.stringify({ pid: 1, hostname: "some-other-host", startedAt: 1 }));
     await expect(openFileCallJournal({ path })).rejects.toMatchObject({
-      code: "INVALID_OPTIONS",
+      code: "JOURNAL_LOCKED",
       details: { hostname: "some-other-host", pid: 1 },
     });
     writeFileSync(`${path}.lock`, "{half a lo");

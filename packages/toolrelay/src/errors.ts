@@ -59,6 +59,10 @@ export type ToolrelayErrorCode =
   | "INPUT_UNCONFIRMED"
   /** A bug in toolrelay (an error it did not expect). The `cause` has the original; please report it. */
   | "INTERNAL"
+  /** A call journal file is held by another live process (`details.path`, `details.owner`): one process per journal file. */
+  | "JOURNAL_LOCKED"
+  /** A call journal could not write or read (a full disk, a lost NATS server): the call it was for is not run. `cause` has the original. */
+  | "JOURNAL_FAILED"
   /** A tool source (an MCP server) failed to start or list its tools, or stopped; its tools answer an error. */
   | "TOOL_SOURCE_FAILED"
   /**

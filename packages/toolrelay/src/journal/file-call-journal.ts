@@ -180,7 +180,7 @@ export class FileCallJournal implements CallJournal {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ToolrelayError(
-        "INTERNAL",
+        "JOURNAL_FAILED",
         `file journal ${this.path}: write failed (${error instanceof Error ? error.message : String(error)})`,
         {
           cause: error,

@@ -32,7 +32,7 @@ export interface JournalFileLock {
   release(): Promise<void>;
 }
 
-/** Take the lock of the journal file `journalPath`; rejects with `INVALID_OPTIONS` (naming the file and the owner) when a live process holds it. */
+/** Take the lock of the journal file `journalPath`; rejects with `JOURNAL_LOCKED` (naming the file and the owner) when a live process holds it. */
 export async function acquireJournalLock(journalPath: string, now: number): Promise<JournalFileLock> {
   const lockPath = `${journalPath}.lock`;
   const nonce = randomUUID();
@@ -60,7 +60,7 @@ export async function acquireJournalLock(journalPath: string, now: number): Prom
       if (verdict.live) {
         const owner = held as JournalLockOwner;
         throw new ToolrelayError(
-          "INVALID_OPTIONS",
+          "JOURNAL_LOCKED",
           `journal file ${journalPath} is in use by process ${owner.pid} on ${owner.hostname} (lock ${lockPath}); one process per journal file`,
           {
             details: { path: journalPath, lockPath, pid: owner.pid, hostname: owner.hostname },
