@@ -9,7 +9,7 @@
  *   npm run bench -- --out perf.md
  *
  * Suites: round-trip (benchmarks 1–3), scale (4), relay-hop (5), real-turn (6), relay-flood (7), schema-validation (8), sidecar (9),
- * relay-cluster (10: needs `nats-server` on the PATH or NATS_SERVER_BINARY).
+ * relay-cluster (10: needs `nats-server` on the PATH or NATS_SERVER_BINARY), call-journal (11: its NATS KV row needs it too).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -28,6 +28,7 @@ export const SUITE_NAMES = [
   "schema-validation",
   "sidecar",
   "relay-cluster",
+  "call-journal",
 ] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
@@ -167,6 +168,10 @@ async function runSuite(name: SuiteName, quick: boolean, log: Log, relayBuildErr
       const suite = await import("./suites/relay-cluster.js");
       if (relayBuildError !== undefined) return suite.pendingClusterResult(`packages/relay/src does not build: ${relayBuildError}`, 0);
       return suite.runRelayCluster(quick ? suite.quickRelayClusterConfig : suite.fullRelayClusterConfig, log);
+    }
+    case "call-journal": {
+      const suite = await import("./suites/call-journal.js");
+      return suite.runCallJournal(quick ? suite.quickCallJournalConfig : suite.fullCallJournalConfig, log);
     }
   }
 }

@@ -31,6 +31,7 @@ const entries = {
   "sidecar/index": "src/sidecar/index.ts",
   "sidecar/bin": "src/sidecar/bin.ts",
   "openai/index": "src/openai/index.ts",
+  "nats-journal/index": "src/nats-journal/index.ts",
   "openai/bin": "src/openai/bin.ts",
 };
 
