@@ -120,6 +120,12 @@ const cases: Record<string, () => string | Promise<string>> = {
     ),
   "timeout-safe": () =>
     modelReads(responseForOutcome({ kind: "timeout", timeoutMs: 10_000 }, { toolName: "get_weather", safeToRetry: true })),
+  "outcome-unknown-started": () =>
+    modelReads(responseForOutcome({ kind: "outcome-unknown", reason: "started", startedAt: 0 }, { toolName: "pay_invoice" })),
+  "outcome-unknown-expired": () =>
+    modelReads(responseForOutcome({ kind: "outcome-unknown", reason: "expired", startedAt: 0 }, { toolName: "pay_invoice" })),
+  "journal-failed": () =>
+    modelReads(responseForOutcome({ kind: "journal-failed", message: "file journal: ENOSPC" }, { toolName: "pay_invoice" })),
   "timeout-unsafe": () => modelReads(responseForOutcome({ kind: "timeout", timeoutMs: 800 }, { toolName: "slow_delete" })),
   thrown: () =>
     afterRunning(
