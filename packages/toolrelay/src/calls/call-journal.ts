@@ -32,7 +32,7 @@ export interface JournalEntry {
   readonly agentId: string;
   readonly conversationId: string;
   readonly toolCallId: string;
-  /** SHA-256 (base64url) of the call's canonical input JSON (see {@link journalInputDigest}). */
+  /** SHA-256 (base64url) of the call's canonical input JSON. */
   readonly inputSha256: string;
   /** The input itself: only when the journal stores inputs (off by default). */
   readonly input?: unknown;

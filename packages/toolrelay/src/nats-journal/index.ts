@@ -4,6 +4,13 @@
  * `@nats-io/transport-node`, `@nats-io/jetstream` and `@nats-io/kv` (3.4.x), and nats-server 2.9 or
  * later with JetStream.
  */
-export type { NatsCallJournal } from "./nats-call-journal.js";
-export type { NatsCallJournalCommonOptions, NatsCallJournalOptions } from "./nats-call-journal-options.js";
+export type {
+  NatsCallJournal,
+  NatsCallJournalCommonOptions,
+  NatsCallJournalOptions,
+  NatsConnectionLike,
+} from "./nats-call-journal-options.js";
+export type { CallJournal, JournalEntry, JournalEntryState, JournalRetention } from "../calls/index.js";
+export type { TimerHandle, Timers } from "../internal/timers.js";
+export type { ToolCallResponseBody, ToolCallResult, WireContentBlock } from "../wire/index.js";
 export { openNatsCallJournal } from "./open-nats-call-journal.js";

@@ -4,10 +4,29 @@
  * `retentionMs` (the bucket's `max_age`) and `storeInputs` apply; the rest is rejected.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { JournalRetention } from "../calls/call-journal.js";
+import type { CallJournal, JournalRetention } from "../calls/call-journal.js";
 import { DEFAULT_JOURNAL_RETENTION } from "../calls/call-journal.js";
 import { ToolrelayError } from "../errors.js";
 import { systemTimers, type Timers } from "../internal/timers.js";
+
+/** What {@link openNatsCallJournal} resolves with: a call journal in the KV bucket `bucket`. */
+export interface NatsCallJournal extends CallJournal {
+  /** Always `"nats-kv"`. */
+  readonly kind: "nats-kv";
+  /** The KV bucket its records live in. */
+  readonly bucket: string;
+}
+
+/**
+ * A NATS connection, as `connect()` of `@nats-io/transport-node` 3.x returns it. Typed by the few
+ * members the journal checks, so that this entry point's declarations do not pull in the NATS
+ * client's own (they fail to compile under `exactOptionalPropertyTypes` with `skipLibCheck: false`).
+ */
+export interface NatsConnectionLike {
+  request(...args: never[]): Promise<unknown>;
+  isClosed(): boolean;
+  close(): Promise<void>;
+}
 
 /** Where the journal's records live: NATS servers to connect to, or a connection you own. */
 export type NatsCallJournalOptions = NatsCallJournalCommonOptions &
@@ -18,12 +37,13 @@ export type NatsCallJournalOptions = NatsCallJournalCommonOptions &
         connection?: undefined;
       }
     | {
-        /** A connection you opened: the journal uses it and never closes it. */
-        connection: NatsConnection;
+        /** A connection you opened (`connect()` of `@nats-io/transport-node`): the journal uses it and never closes it. */
+        connection: NatsConnectionLike;
         servers?: undefined;
       }
   );
 
+/** The options of {@link openNatsCallJournal} besides where its records live. */
 export interface NatsCallJournalCommonOptions {
   /** The KV bucket (letters, digits, `_`, `-`); created with file storage when missing. Default `"toolrelay_calls"`. */
   bucket?: string | undefined;

@@ -54,7 +54,7 @@ const MAX_KNOWN_RECORDS = 10_000;
 const MAX_RACES = 5;
 
 /** A {@link CallJournal} in a NATS JetStream KV bucket. Open one with `openNatsCallJournal`. */
-export class NatsCallJournal implements CallJournal {
+export class KvCallJournal implements CallJournal {
   readonly kind = "nats-kv";
   /** The KV bucket holding the records. */
   readonly bucket: string;

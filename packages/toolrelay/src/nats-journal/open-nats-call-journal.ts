@@ -8,7 +8,8 @@ import { type KV, Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ToolrelayError } from "../errors.js";
 import { isTransient } from "./kv-retry.js";
-import { NatsCallJournal } from "./nats-call-journal.js";
+import { KvCallJournal } from "./nats-call-journal.js";
+import type { NatsCallJournal } from "./nats-call-journal-options.js";
 import {
   type NatsCallJournalOptions,
   type ResolvedNatsCallJournalOptions,
@@ -39,7 +40,7 @@ export async function openNatsCallJournal(options: NatsCallJournalOptions): Prom
   try {
     const kv = await openBucket(connection, resolved);
     await checkBucket(kv, resolved);
-    return new NatsCallJournal({
+    return new KvCallJournal({
       kv,
       bucket: resolved.bucket,
       connection,

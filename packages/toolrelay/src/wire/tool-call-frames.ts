@@ -12,7 +12,7 @@
  */
 import { z } from "zod/v4";
 import { RUNTIME_MAX_TOOL_TIMEOUT_MS, RUNTIME_MIN_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
-import { wireContentBlockSchema } from "./content.js";
+import { wireContentBlockSchema, type WireContentBlock } from "./content.js";
 import { isJsonObject, jsonObjectSchema } from "./json-object.js";
 import { inboundRuntimeScopeSchema } from "./runtime-scope.js";
 
@@ -47,7 +47,15 @@ export const toolCallResultSchema = z.strictObject({
   content: z.array(wireContentBlockSchema),
   is_error: z.boolean().optional(),
 });
-export type ToolCallResult = z.infer<typeof toolCallResultSchema>;
+/**
+ * A tool response's `result`, spelled out for the public types (the call journal's records and the
+ * `recorded` outcome carry it): the schema above is still its definition (the check below fails to
+ * compile when they differ).
+ */
+export type ToolCallResult = { content: WireContentBlock[]; is_error?: boolean | undefined };
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const resultSchemaAndTypeAgree: SameType<ToolCallResult, z.infer<typeof toolCallResultSchema>> = true;
+void resultSchemaAndTypeAgree;
 
 /** The body of an `external_tool_call_response`: a `result`, or an `error` string (never both). */
 export const toolCallResponseBodySchema = z.union([
