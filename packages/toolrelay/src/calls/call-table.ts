@@ -8,12 +8,11 @@
 import { RUNTIME_MAX_TOOL_TIMEOUT_MS } from "../internal/runtime-limits.js";
 import { systemTimers, type TimerHandle, type Timers } from "../internal/timers.js";
 import { errorText, executeTool, ToolCallAbortError, type ClientTool, type InputValidation } from "../tools/index.js";
-import { journalInputDigest, type CallJournal, type JournalEntry } from "./call-journal.js";
+import { CallJournaling } from "./call-journaling.js";
 import { sameCall, sameScope } from "./call-key.js";
 import { expiredResponse, responseForOutcome, type CallOutcome } from "./call-outcome.js";
 import { CallContext, CallRecord, type Delivery } from "./call-record.js";
 import { CallStore } from "./call-store.js";
-import type { ToolCallResponseBody } from "../wire/index.js";
 import type {
   ApprovalAsk,
   ApprovalVerdict,
@@ -32,7 +31,7 @@ export class CallTable {
   readonly limits: Readonly<CallLimits>;
   #output: CallTableOutput;
   #approve: ((ask: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined;
-  #journal: CallJournal | undefined;
+  #journal: CallJournaling | undefined;
   #timers: Timers;
   #store: CallStore;
   #deadlines: DeadlineQueue;
@@ -46,7 +45,7 @@ export class CallTable {
     this.limits = Object.freeze(resolveCallLimits(options.limits));
     this.#output = guardOutput(options.output);
     this.#approve = options.approve;
-    this.#journal = options.journal;
+    this.#journal = options.journal === undefined ? undefined : new CallJournaling(options.journal);
     this.#timers = options.timers ?? systemTimers;
     this.origin = this.#timers.now();
     this.#store = new CallStore(this.limits);
@@ -101,7 +100,11 @@ export class CallTable {
     const busy = this.#deadlines.size >= this.limits.maxConcurrentCalls;
     this.#deadlines.add(record);
     if (busy) this.#settle(record, { kind: "busy", limit: this.limits.maxConcurrentCalls });
-    else if (this.#journal !== undefined) this.#recall(this.#journal, record, request);
+    else if (this.#journal !== undefined)
+      this.#journal.recall(
+        record,
+        this.#steps(record, () => this.#run(record, request)),
+      );
     else this.#run(record, request);
     if (record.state === "running") this.#deadlines.watch(record);
     return busy ? "busy" : reused ? "reused" : "started";
@@ -189,7 +192,7 @@ export class CallTable {
     }
     const delivery: Delivery = { requestId: request.requestId, state: "waiting", epoch: request.epoch, sentAt: 0 };
     this.#store.addDelivery(record, delivery);
-    if (record.journalClaim !== undefined) this.#aliasInJournal(record, request.requestId);
+    if (record.journalClaim !== undefined) this.#journal?.alias(record, request.requestId);
     if (record.state === "running") return "joined";
     this.#deliver(record, delivery);
     return record.state === "settled" ? "replayed" : "expired";
@@ -313,81 +316,20 @@ export class CallTable {
     record.abort(ToolCallAbortError.cancelled(`the call was not approved (${outcome.reason})`));
   }
 
-  /** A new call and a journal: answered from the journal's record of it, if it holds one; else on to `#run`. */
-  #recall(journal: CallJournal, record: CallRecord, request: CallRequest): void {
-    let found: ReturnType<CallJournal["find"]>;
-    try {
-      found = journal.find(record.idempotencyKey);
-    } catch (error) {
-      return void this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` });
-    }
-    if (!isPromiseLike(found)) return void this.#recalled(record, request, found);
-    found.then(
-      (entry) => this.#recalled(record, request, entry),
-      (error: unknown) => this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` }),
+  /** Record the call in the journal before its callback runs; it runs once the record is durable and the call is this table's. */
+  #claim(journal: CallJournaling, record: CallRecord, tool: ClientTool, input: unknown): void {
+    journal.claim(
+      record,
+      tool,
+      input,
+      this.origin + this.#now(),
+      this.#steps(record, () => this.#start(record, tool, input)),
     );
   }
 
-  /** What the journal held of a new call: nothing (it runs), its response, or that it started (re-run only when idempotent) or expired. */
-  #recalled(record: CallRecord, request: CallRequest, entry: JournalEntry | undefined): void {
-    if (record.state !== "running") return;
-    if (entry === undefined) return void this.#run(record, request);
-    if (entry.key !== record.idempotencyKey) record.adoptIdempotencyKey(entry.key);
-    if (entry.state === "started" && isIdempotent(record.tool)) return void this.#run(record, request);
-    this.#settle(record, recordedOutcome(entry));
-  }
-
-  /** Record the call in the journal before its callback runs; run it once the record is durable and the call is this table's. */
-  #claim(journal: CallJournal, record: CallRecord, tool: ClientTool, input: unknown): void {
-    const entry: JournalEntry = {
-      key: record.idempotencyKey,
-      state: "started",
-      toolName: record.toolName,
-      agentId: record.agentId,
-      conversationId: record.conversationId,
-      toolCallId: record.toolCallId,
-      inputSha256: journalInputDigest(record.inputDigest),
-      startedAt: this.origin + this.#now(),
-    };
-    let written: Promise<JournalEntry | undefined>;
-    try {
-      written = journal.start(entry, input);
-    } catch (error) {
-      written = Promise.reject(error);
-    }
-    const claim = written.then(
-      (existing) => {
-        // The journal already held the call (a previous life, another process): an idempotent one runs again, else it is answered from the record.
-        const owned = existing === undefined || (existing.state === "started" && isIdempotent(tool));
-        if (record.state !== "running") return owned;
-        if (owned) this.#start(record, tool, input);
-        else this.#settle(record, recordedOutcome(existing!));
-        return owned;
-      },
-      (error: unknown) => {
-        this.#settle(record, { kind: "journal-failed", message: `${journal.kind} journal: ${errorText(error)}` });
-        return false;
-      },
-    );
-    record.journalClaim = claim;
-    for (const { requestId } of record.deliveries.slice(1)) this.#aliasInJournal(record, requestId);
-  }
-
-  /** The call's settlement into the journal, once its claim is known to be this table's. Never rejects. */
-  #settleInJournal(record: CallRecord, response: ToolCallResponseBody): void {
-    const journal = this.#journal!;
-    const key = record.idempotencyKey;
-    const settledAt = this.origin + record.settledAt;
-    record.journalClaim!.then((owned) => (owned ? journal.settle(key, response, settledAt) : undefined)).catch(() => undefined);
-  }
-
-  /** A re-attempt's request id, findable in the journal under its own key. Never rejects. */
-  #aliasInJournal(record: CallRecord, requestId: string): void {
-    const journal = this.#journal!;
-    const alias = record.keyOfRequest(requestId);
-    if (alias === record.idempotencyKey) return;
-    const key = record.idempotencyKey;
-    record.journalClaim!.then((owned) => (owned ? journal.alias(alias, key) : undefined)).catch(() => undefined);
+  /** What the table does with the journal's answer about `record`. */
+  #steps(record: CallRecord, run: () => void): { run(): void; answer(outcome: CallOutcome): void } {
+    return { run, answer: (outcome) => this.#settle(record, outcome) };
   }
 
   /** Run the tool on checked input (a method, so the pending call keeps no request alive); its outcome settles the call. */
@@ -432,7 +374,7 @@ export class CallTable {
     record.tool = undefined;
     const safeToRetry = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
     this.#store.cache(record, responseForOutcome(outcome, { toolName: record.toolName, safeToRetry }));
-    if (record.journalClaim !== undefined) this.#settleInJournal(record, record.response!);
+    this.#journal?.settle(record, record.response!, this.origin + record.settledAt);
     for (const delivery of record.deliveries) if (delivery.state === "waiting") this.#deliver(record, delivery);
     this.#output.end(record, record.deliveries[0]!.requestId);
     // The app's value went out with the end report; the cache keeps the response, not the object.
@@ -465,23 +407,6 @@ export class CallTable {
     if (this.#graceTimer !== undefined) this.#timers.clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
   }
-}
-
-/** Whether a call the journal says started may run again: the tool says it is idempotent (or read-only). */
-function isIdempotent(tool: ClientTool | undefined): boolean {
-  const annotations = tool?.annotations;
-  return annotations?.idempotentHint === true || annotations?.readOnlyHint === true;
-}
-
-/** The outcome of a call answered from its journal record: its stored response, or "outcome unknown". */
-function recordedOutcome(entry: JournalEntry): CallOutcome {
-  if (entry.state === "settled" && entry.response !== undefined)
-    return { kind: "recorded", response: entry.response, settledAt: entry.settledAt ?? entry.startedAt };
-  return { kind: "outcome-unknown", reason: entry.state === "started" ? "started" : "expired", startedAt: entry.startedAt };
-}
-
-function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
 function describeAnswer(value: unknown): string {
