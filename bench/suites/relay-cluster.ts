@@ -17,6 +17,7 @@
  * the lease. Which node that is comes from the `toolrelay_leases` bucket, and the balancer's
  * targets are set before each cluster session so its sockets land where they should.
  */
+import { readFileSync } from "node:fs";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { startNatsServers, type NatsServers } from "../../integration/support/nats-servers.js";
@@ -104,6 +105,25 @@ interface ClusterNodeChild {
 
 const target = (port: number) => ({ host: "127.0.0.1", port });
 const portOf = (httpUrl: string) => Number(new URL(httpUrl).port);
+
+/** CPU time (user + system, µs) the processes `pids` have used so far, from /proc/<pid>/stat (clock ticks of 10 ms); a gone pid counts 0. */
+function cpuMicrosOf(pids: readonly number[]): number {
+  let micros = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces, in parentheses): utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      micros += (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      // gone (or no /proc): counts 0
+    }
+  }
+  return micros;
+}
+
+/** `getconf CLK_TCK` on Linux. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The node id in the lease of `connectionId`, polled until the listener is connected there (≤ 10 s). */
 async function holderOf(leases: KV, connectionId: string): Promise<string> {
@@ -273,7 +293,46 @@ export async function runRelayCluster(config: RelayClusterConfig, log: Log): Pro
       batchSize: () => config.throughputCalls,
     });
     log(`relay cluster: ${config.throughputRounds} throughput rounds done`);
+    // Where the CPU goes: one more batch each of one relay and of the cluster (SDK piped), with the
+    // CPU time every process used during it. On one machine the cluster's throughput is bound by
+    // its CPU per call against one relay's.
+    const groups = (labelled: Record<string, number[]>) => labelled;
+    const nodePids = nodes.map((node) => node.child.process.pid ?? -1);
+    const cpuGroups = groups({
+      "SDK + listener (runtime side)": [runtime.process.pid ?? -1],
+      "relay nodes": nodePids,
+      "one relay": [single.process.pid ?? -1],
+      "nats-server": nats.servers.map((server) => server.pid),
+      balancer: [balancer.process.pid ?? -1],
+    });
+    const cpuPerCall: Record<string, Record<string, number>> = {};
+    for (const label of ["single", "cluster-cross"] as const) {
+      const before = Object.fromEntries(Object.entries(cpuGroups).map(([name, pids]) => [name, cpuMicrosOf(pids)]));
+      await runtime.request("throughput", { label, total: config.throughputCalls, inFlight: config.inFlight });
+      cpuPerCall[label] = Object.fromEntries(
+        Object.entries(cpuGroups).map(([name, pids]) => [name, (cpuMicrosOf(pids) - before[name]!) / config.throughputCalls]),
+      );
+    }
+    const cpuTotal = (label: "single" | "cluster-cross") => Object.values(cpuPerCall[label]!).reduce((sum, value) => sum + value, 0);
+    const cpuNote = (label: "single" | "cluster-cross") =>
+      Object.entries(cpuPerCall[label]!)
+        .filter(([, value]) => value >= 1)
+        .map(([name, value]) => `${name} ${formatMicros(value)}`)
+        .join(", ");
+    log(
+      `relay cluster: CPU per call: one relay ${formatMicros(cpuTotal("single"))} (${cpuNote("single")}); cluster ${formatMicros(cpuTotal("cluster-cross"))} (${cpuNote("cluster-cross")})`,
+    );
     const holderAfter = await holderOf(leases, clusterConnection);
+    const cpuRow: ResultRow = {
+      section: SECTION,
+      measure: "CPU per call, every process (SDK piped by another node)",
+      baselineName: "one relay",
+      baselineValue: formatMicros(cpuTotal("single")),
+      candidateName: "3-node cluster",
+      candidateValue: formatMicros(cpuTotal("cluster-cross")),
+      ratio: ratio(cpuTotal("cluster-cross"), cpuTotal("single")),
+      note: `one relay: ${cpuNote("single")}; cluster: ${cpuNote("cluster-cross")} (one batch each, /proc CPU times)`,
+    };
     const callsBucket = await (await new Kvm(connection).open("toolrelay_calls")).status();
     const { sequential: kvProbe, overlappedPerSecond: kvOverlapped } = await probeKvWrites(
       connection,
@@ -351,6 +410,7 @@ export async function runRelayCluster(config: RelayClusterConfig, log: Log): Pro
         note: `SDK on the holder ${formatRate(rate["cluster-holder"])} (${ratio(rate["cluster-holder"], rate.single).toFixed(2)}×); one relay via the balancer ${formatRate(rate["single-lb"])} (${ratio(rate["single-lb"], rate.single).toFixed(2)}×); one KV create at a time (p50 ${formatMicros(kvProbe.p50)}) allows ${formatRate(1e6 / kvProbe.p50)}, ${config.inFlight} create+delete pairs at once ${formatRate(kvOverlapped)}; round trip p50 under load: one relay ${formatMicros(underLoad.single.p50)}, cluster ${formatMicros(underLoad["cluster-cross"].p50)}`,
       });
     }
+    rows.push(cpuRow);
     return {
       name: "relay-cluster",
       rows,

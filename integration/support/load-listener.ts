@@ -16,6 +16,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
+import { parseJsonObject } from "./json-object-text.js";
 
 /** Opens one socket of the first connection; the load harness wraps it to see which node the balancer picked. */
 export type OpenThrough = <T>(role: string, open: () => Promise<T>) => Promise<T>;
@@ -67,15 +68,6 @@ interface RegisterAnswer {
 }
 
 const MAX_BACKOFF_MS = 2_000;
-
-function parse(data: unknown): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(String(data)) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export class LoadListener {
   readonly deviceId: string;
@@ -217,7 +209,7 @@ export class LoadListener {
         return new Promise<WebSocket | undefined>((resolve) => {
           const timer = setTimeout(() => finish(false), timeoutMs);
           onHandshake = (data: unknown) => {
-            const frame = parse(data);
+            const frame = parseJsonObject(data);
             if (frame?.type === "listener_ready" && frame.connection_generation === generationId && frame.connection_attempt === attempt)
               finish(true);
           };
@@ -261,7 +253,7 @@ export class LoadListener {
   /** A socket of `generation`: its frames handled, its close ends the whole pair. */
   #watch(generation: Generation, socket: WebSocket): void {
     generation.missedPongs.set(socket, 0);
-    const sink = (data: unknown) => this.#onFrame(generation, socket, parse(data));
+    const sink = (data: unknown) => this.#onFrame(generation, socket, parseJsonObject(data));
     this.#sinks.set(socket, sink);
     for (const data of this.#early.get(socket)?.splice(0) ?? []) sink(data);
     this.#early.delete(socket);

@@ -16,6 +16,7 @@
  */
 import { WebSocket } from "ws";
 import type { OpenThrough } from "./load-listener.js";
+import { parseJsonObject } from "./json-object-text.js";
 
 export interface LoadSdkClientOptions {
   /** The balancer's WebSocket origin, `ws://127.0.0.1:<port>`. */
@@ -57,15 +58,6 @@ const PING_INTERVAL_MS = 1_000;
 const PONG_TIMEOUT_MS = 3_000;
 const RESEND_WINDOW_MS = 30_000;
 const BACKOFF = { initialMs: 50, maxMs: 500 };
-
-function parse(data: unknown): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(String(data)) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export class LoadSdkClient {
   readonly agentId: string;
@@ -223,7 +215,7 @@ export class LoadSdkClient {
       ["control", control],
       ["stream", stream],
     ] as const) {
-      const sink = (data: unknown) => this.#onFrame(channel, socket, parse(data), epoch);
+      const sink = (data: unknown) => this.#onFrame(channel, socket, parseJsonObject(data), epoch);
       this.#sinks.set(socket, sink);
       for (const data of this.#early.get(socket)?.splice(0) ?? []) sink(data);
       this.#early.delete(socket);
