@@ -65,7 +65,13 @@ describe("call table + journal: across a restart (a second table over the same j
 
     let runs = 0;
     const tool = instantTool("pay", "paid AGAIN");
-    const counted = { ...tool, execute: (...args: Parameters<typeof tool.execute>) => (runs++, tool.execute(...args)) };
+    const counted = {
+      ...tool,
+      execute: (...args: Parameters<typeof tool.execute>) => {
+        runs++;
+        return tool.execute(...args);
+      },
+    };
     const second = createHarness({}, counted, undefined, journal);
     second.request("r1", "call_0", { input: { amount: 5 } });
     await flushMicrotasks();
@@ -115,7 +121,10 @@ describe("call table + journal: across a restart (a second table over the same j
   it("a call that needs approval and already started is not asked about again (the user is not asked to approve a call that ran)", async () => {
     const journal = new ScriptedJournal();
     const asks: string[] = [];
-    const approve = async ({ record }: { record: { toolCallId: string } }) => (asks.push(record.toolCallId), { approved: true as const });
+    const approve = async ({ record }: { record: { toolCallId: string } }) => {
+      asks.push(record.toolCallId);
+      return { approved: true as const };
+    };
     const pay = deferredTool("pay");
     const asking = { ...pay.tool, needsApproval: true as const };
     const first = createHarness({}, asking, approve, journal);
