@@ -197,14 +197,20 @@ describe("call table + journal: across a restart (a second table over the same j
   });
 });
 
+/** One request (`r1`, `call_0`) for a deferred `pay` tool, on a table over `journal`. */
+async function oneCall(journal: ScriptedJournal) {
+  const pay = deferredTool("pay");
+  const table = createHarness({}, pay.tool, undefined, journal);
+  table.request("r1", "call_0");
+  await flushMicrotasks();
+  return { pay, table };
+}
+
 describe("call table + journal: the record comes first", () => {
   it("the callback starts only once the start record is written; a re-delivery meanwhile is a duplicate", async () => {
     const journal = new ScriptedJournal();
     journal.hold = true;
-    const pay = deferredTool("pay");
-    const table = createHarness({}, pay.tool, undefined, journal);
-    table.request("r1", "call_0");
-    await flushMicrotasks();
+    const { pay, table } = await oneCall(journal);
     expect(pay.calls).toBe(0);
     expect(table.starts).toEqual([]);
     table.link.epoch = 2;
@@ -218,10 +224,7 @@ describe("call table + journal: the record comes first", () => {
   it("a journal that cannot write: the call is not run, the model reads why", async () => {
     const journal = new ScriptedJournal();
     journal.failStart = new Error("ENOSPC: no space left on device");
-    const pay = deferredTool("pay");
-    const table = createHarness({}, pay.tool, undefined, journal);
-    table.request("r1", "call_0");
-    await flushMicrotasks();
+    const { pay, table } = await oneCall(journal);
     expect(pay.calls).toBe(0);
     expect(table.settled[0]!.outcome.kind).toBe("journal-failed");
     expect(table.frames[0]!.response).toEqual({
@@ -233,10 +236,7 @@ describe("call table + journal: the record comes first", () => {
   it("a journal that cannot be read: not run either", async () => {
     const journal = new ScriptedJournal();
     journal.failFind = new Error("bucket gone");
-    const pay = deferredTool("pay");
-    const table = createHarness({}, pay.tool, undefined, journal);
-    table.request("r1", "call_0");
-    await flushMicrotasks();
+    const { pay, table } = await oneCall(journal);
     expect(pay.calls).toBe(0);
     expect(table.settled[0]!.outcome).toEqual({ kind: "journal-failed", message: "scripted journal: bucket gone" });
   });
@@ -244,10 +244,7 @@ describe("call table + journal: the record comes first", () => {
   it("a call cancelled while its record is being written: the settlement is written after the start, and the callback never runs", async () => {
     const journal = new ScriptedJournal();
     journal.hold = true;
-    const pay = deferredTool("pay");
-    const table = createHarness({}, pay.tool, undefined, journal);
-    table.request("r1", "call_0");
-    await flushMicrotasks();
+    const { pay, table } = await oneCall(journal);
     expect(table.table.cancel("the turn was aborted")).toBe(1);
     journal.release();
     await flushMicrotasks();

@@ -5,22 +5,13 @@
  * started one. And the memory journal over it.
  */
 import { describe, expect, it } from "vitest";
-import type { JournalEntry } from "../../packages/toolrelay/src/calls/index.js";
 import { JournalIndex, resolveJournalRetention, responseChars } from "../../packages/toolrelay/src/calls/journal-index.js";
 import { MemoryCallJournal } from "../../packages/toolrelay/src/calls/memory-call-journal.js";
 import { isToolrelayError } from "../../packages/toolrelay/src/errors.js";
 import type { Timers } from "../../packages/toolrelay/src/internal/timers.js";
+import { startedEntry } from "../support/journal-entry.js";
 
-const entry = (key: string, startedAt = 0): JournalEntry => ({
-  key,
-  state: "started",
-  toolName: "pay",
-  agentId: "agent-1",
-  conversationId: "conv-1",
-  toolCallId: `call_${key}`,
-  inputSha256: "sha",
-  startedAt,
-});
+const entry = startedEntry;
 const text = (value: string) => ({ result: { content: [{ type: "text" as const, text: value }] } });
 
 describe("JournalIndex: start, settle, alias", () => {

@@ -16,21 +16,13 @@ import type { Timers } from "../../packages/toolrelay/src/internal/timers.js";
 import { openFileCallJournal } from "../../packages/toolrelay/src/journal/index.js";
 import { GroupCommit, type CommitFile } from "../../packages/toolrelay/src/journal/group-commit.js";
 import { encodeJournalLine } from "../../packages/toolrelay/src/journal/journal-lines.js";
+import { startedEntry } from "../support/journal-entry.js";
 
 const folder = mkdtempSync(join(tmpdir(), "file-journal-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 let files = 0;
 const freshPath = () => join(folder, `j${files++}`, "calls.journal");
-const entry = (key: string): JournalEntry => ({
-  key,
-  state: "started",
-  toolName: "pay",
-  agentId: "agent-1",
-  conversationId: "conv-1",
-  toolCallId: `call_${key}`,
-  inputSha256: "sha",
-  startedAt: 1_000,
-});
+const entry = (key: string): JournalEntry => startedEntry(key, 1_000);
 const paid = (seat: number) => ({ result: { content: [{ type: "text" as const, text: `paid ${seat} ✓` }] } });
 /** A clock the test sets. */
 const clock = (start: number) => {
