@@ -2,7 +2,8 @@
  * The writes of one scheduler turn leave together (packages/relay/src/turn-write-batch.ts): real
  * sockets on loopback, a real `ws` server; the raw TCP stream is corked from a turn's first write
  * to the turn's end, frames keep their order, and a slice that throws or a socket destroyed mid
- * turn never leaves a stream corked.
+ * turn never leaves a stream corked. A hold (frames routed after a key-value acknowledgement, in
+ * cluster mode) corks until the next check phase, and a turn inside it lets the writes go.
  */
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -77,6 +78,47 @@ describe("TurnWriteBatch", () => {
     batch.beforeWrite(second.server);
     expect(second.raw.writableCorked).toBe(0);
     batch.end();
+  });
+
+  it("a hold keeps the writes of continuations after one I/O callback together until setImmediate", async () => {
+    const { server, raw, received } = await pair();
+    rememberRawSocket(server, raw);
+    const batch = new TurnWriteBatch();
+    const corkedAtEachWrite: number[] = [];
+    // Three promise continuations, as three acknowledgements read from one NATS socket resolve them.
+    await Promise.all(
+      ["one", "two", "three"].map(async (text) => {
+        await Promise.resolve();
+        batch.holdUntilImmediate();
+        batch.beforeWrite(server);
+        server.send(text);
+        corkedAtEachWrite.push(raw.writableCorked);
+      }),
+    );
+    expect(corkedAtEachWrite).toEqual([1, 1, 1]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(raw.writableCorked).toBe(0);
+    await until(() => received.length === 3);
+    expect(received).toEqual(["one", "two", "three"]);
+  });
+
+  it("a hold inside a turn changes nothing, and a turn inside a hold ends it", async () => {
+    const { server, raw } = await pair();
+    rememberRawSocket(server, raw);
+    const batch = new TurnWriteBatch();
+    batch.begin();
+    batch.holdUntilImmediate();
+    batch.beforeWrite(server);
+    server.send("in the turn");
+    batch.end();
+    expect(raw.writableCorked).toBe(0);
+    batch.holdUntilImmediate();
+    batch.beforeWrite(server);
+    batch.begin();
+    batch.end();
+    expect(raw.writableCorked).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(raw.writableCorked).toBe(0);
   });
 
   it("a socket destroyed during the turn is left alone at its end", async () => {

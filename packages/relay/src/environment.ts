@@ -22,6 +22,7 @@ import type { SdkSession } from "./sdk-session.js";
 import { SdkSessionTable } from "./sdk-session-table.js";
 import type { Tenant } from "./tenant.js";
 import { ToolCallRouter } from "./tool-call-router.js";
+import { turnWrites } from "./turn-write-batch.js";
 
 export interface EnvironmentIdentity {
   id: string;
@@ -205,6 +206,7 @@ export class Environment {
     const step = (this.#recording ?? Promise.resolve()).then(async () => {
       await written;
       if (this.#fencedOut()) return;
+      turnWrites.holdUntilImmediate();
       try {
         this.#routeListenerFrame(kept, socketChannel);
       } catch (error) {

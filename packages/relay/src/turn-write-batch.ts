@@ -3,7 +3,8 @@
  * `writev` system call; a turn that forwards several frames to one socket (many calls in flight)
  * spent most of the relay's time in those calls. While a turn runs, the first write to a socket
  * corks its TCP stream; when the turn ends, every corked stream is uncorked and its frames leave in
- * one `writev`, in order. Writes outside a turn (pongs, HTTP-triggered closes) are not held.
+ * one `writev`, in order. Writes outside a turn (pongs, HTTP-triggered closes) are not held, unless
+ * they come while a hold ({@link TurnWriteBatch.holdUntilImmediate}) is open.
  *
  * The raw stream of each socket is the one the upgrade handed over ({@link rememberRawSocket});
  * a socket without one is written as it is.
@@ -34,6 +35,20 @@ export class TurnWriteBatch {
     if (raw === undefined || this.#corked.includes(raw)) return;
     raw.cork();
     this.#corked.push(raw);
+  }
+
+  /**
+   * Holds writes from now until the event loop's next check phase (`setImmediate`), unless a turn
+   * is open already. For frames routed outside a turn — in cluster mode each tool call goes on once
+   * its key-value write is acknowledged, and one read of the NATS socket acknowledges many — so
+   * the frames of one read leave in one `writev` per socket too. A turn that begins and ends
+   * meanwhile lets the held writes go with its own.
+   */
+  holdUntilImmediate(): void {
+    if (this.#open) return;
+    this.begin();
+    // biome-ignore lint/style/noRestrictedGlobals: the hold ends after pending I/O (one event-loop turn), not after a time
+    setImmediate(() => this.end());
   }
 
   /** The turn ended: every held write leaves. */

@@ -10,7 +10,8 @@
  * unlike JetStream's 120 s publish-dedupe window, which is why this is a key and not a message id.
  */
 import type { KV } from "@nats-io/kv";
-import { decodeJson, encodeJson, isWrongRevision, keyToken } from "./cluster-store.js";
+import { decodeJson, encodeJson, keyToken } from "./cluster-store.js";
+import type { KvWriter } from "./kv-writer.js";
 
 /** One outstanding call as the bucket keeps it. */
 export interface JournaledCall {
@@ -43,9 +44,12 @@ function parseCall(value: unknown): JournaledCall | undefined {
 
 export class CallJournal {
   #kv: KV;
+  #writes: KvWriter;
 
-  constructor(kv: KV) {
+  /** `kv` reads the bucket; `writes` makes the writes on a call's path (kv-writer.ts). */
+  constructor(kv: KV, writes: KvWriter) {
     this.#kv = kv;
+    this.#writes = writes;
   }
 
   /**
@@ -54,14 +58,10 @@ export class CallJournal {
    */
   async record(connectionId: string, call: JournaledCall): Promise<"created" | "existed"> {
     const key = callKey(connectionId, call.requestId);
-    try {
-      await this.#kv.create(key, encodeJson(call));
-      return "created";
-    } catch (error) {
-      if (!isWrongRevision(error)) throw error;
-      await this.#kv.put(key, encodeJson(call));
-      return "existed";
-    }
+    const value = encodeJson(call);
+    if ((await this.#writes.create(key, value)) === "written") return "created";
+    await this.#writes.put(key, value);
+    return "existed";
   }
 
   /**
@@ -69,7 +69,7 @@ export class CallJournal {
    * (a node taking over writes it to the listener again), until it leaves the window of recent answers.
    */
   async answered(connectionId: string, requestId: string, runtimeKey: string, answer: string, answeredAt: number): Promise<void> {
-    await this.#kv.put(
+    await this.#writes.put(
       callKey(connectionId, requestId),
       encodeJson({ requestId, runtimeKey, frame: "", createdAt: answeredAt, answer, answeredAt }),
     );
@@ -77,7 +77,7 @@ export class CallJournal {
 
   /** The call was given up on, or its answer left the window of recent answers: forgotten. */
   async forget(connectionId: string, requestId: string): Promise<void> {
-    await this.#kv.delete(callKey(connectionId, requestId));
+    await this.#writes.delete(callKey(connectionId, requestId));
   }
 
   /** Every outstanding call of an environment, oldest first. */

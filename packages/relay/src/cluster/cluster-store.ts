@@ -11,12 +11,15 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ToolrelayError, type Timers } from "toolrelay/protocol";
 import type { ResolvedClusterOptions } from "./cluster-options.js";
+import { KvWriter } from "./kv-writer.js";
 
 export interface ClusterStore {
   readonly connection: NatsConnection;
   readonly leases: KV;
   readonly environments: KV;
   readonly calls: KV;
+  /** The writes on a tool call's path to `calls` (kv-writer.ts). */
+  readonly callWrites: KvWriter;
   readonly usage: KV;
   close(): Promise<void>;
 }
@@ -93,7 +96,12 @@ export async function openClusterStore(
       bucket("calls", ttls.outstandingCallTtlMs),
       bucket("usage", ttls.usageTtlMs),
     ]);
-    return { connection, leases, environments, calls, usage, close: () => connection.drain().catch(() => connection.close()) };
+    const callWrites = new KvWriter(connection, `${options.name}_calls`, { timers: ttls.timers });
+    const close = async () => {
+      await connection.drain().catch(() => connection.close());
+      callWrites.close();
+    };
+    return { connection, leases, environments, calls, callWrites, usage, close };
   } catch (error) {
     await connection.close().catch(() => {});
     throw new ToolrelayError(

@@ -95,7 +95,7 @@ export class RelayCluster implements RegistryClusterHooks {
     this.nodeId = parts.cluster.nodeId;
     const { options } = parts;
     this.#directory = new EnvironmentDirectory(store.environments);
-    this.#calls = new CallJournal(store.calls);
+    this.#calls = new CallJournal(store.calls, store.callWrites);
     this.#usage = new TenantUsageBoard({
       kv: store.usage,
       nodeId: this.nodeId,
