@@ -48,6 +48,8 @@ const connectionKey = (connectionId: string) => `conn.${connectionId}`;
 const listenerKey = (deviceId: string, listenerInstanceId: string | undefined) =>
   `key.${keyToken(JSON.stringify([deviceId, listenerInstanceId ?? null]))}`;
 const deviceKey = (deviceId: string) => `device.${keyToken(deviceId)}`;
+const tenantPrefix = (tenant: string) => `tenant.${keyToken(tenant)}`;
+const tenantKey = (tenant: string, connectionId: string) => `${tenantPrefix(tenant)}.${connectionId}`;
 const registrantPrefix = (connectionId: string) => `registrant.${connectionId}`;
 const sessionPrefix = (connectionId: string) => `session.${connectionId}`;
 
@@ -83,14 +85,13 @@ export class EnvironmentDirectory {
     return entry && entry.operation === "PUT" ? parseRecord(decodeJson(entry.value)) : undefined;
   }
 
-  /** Every environment's record (of `tenant` only, when given). */
-  async list(tenant?: string): Promise<EnvironmentRecord[]> {
-    const keys: string[] = [];
-    for await (const key of await this.#kv.keys("conn.>")) keys.push(key);
-    const records = await Promise.all(keys.map((key) => this.get(key.slice("conn.".length))));
-    return records.filter(
-      (record): record is EnvironmentRecord => record !== undefined && (tenant === undefined || record.tenant === tenant),
-    );
+  /** The environments of `tenant`, read through its index (`tenant.<hash>.<connectionId>`), never another tenant's records. */
+  async list(tenant: string): Promise<EnvironmentRecord[]> {
+    const prefix = `${tenantPrefix(tenant)}.`;
+    const connectionIds: string[] = [];
+    for await (const key of await this.#kv.keys(`${prefix}>`)) connectionIds.push(key.slice(prefix.length));
+    const records = await Promise.all(connectionIds.map((connectionId) => this.get(connectionId)));
+    return records.filter((record): record is EnvironmentRecord => record !== undefined && record.tenant === tenant);
   }
 
   /**
@@ -98,8 +99,18 @@ export class EnvironmentDirectory {
    * id) or a new one made from `fresh` (`new`). A device another tenant registered is refused.
    */
   async register(fresh: EnvironmentRecord): Promise<DirectoryRegistration> {
-    const owner = await this.#claimDevice(fresh.deviceId, fresh.tenant);
-    if (!owner) return { kind: "device-of-another-tenant" };
+    const claim = await this.#claimDevice(fresh.deviceId, fresh.tenant);
+    if (claim === undefined) return { kind: "device-of-another-tenant" };
+    const registration = await this.#registerKey(fresh);
+    if (registration.kind !== "new") return registration;
+    // A removal of the device's last environment may have deleted the device's owner meanwhile:
+    // the claim is confirmed after the environment exists (see remove()).
+    if (await this.#confirmDevice(fresh.deviceId, fresh.tenant, claim)) return registration;
+    await this.#unregister(fresh);
+    return { kind: "device-of-another-tenant" };
+  }
+
+  async #registerKey(fresh: EnvironmentRecord): Promise<DirectoryRegistration> {
     const key = listenerKey(fresh.deviceId, fresh.listenerInstanceId);
     for (let attempt = 0; attempt < 5; attempt++) {
       const existing = await this.#kv.get(key);
@@ -113,11 +124,15 @@ export class EnvironmentDirectory {
         continue;
       }
       await this.#kv.put(connectionKey(fresh.connectionId), encodeJson(fresh));
+      await this.#kv.put(tenantKey(fresh.tenant, fresh.connectionId), encodeJson({ connectionId: fresh.connectionId }));
       try {
         await this.#kv.create(key, encodeJson({ connectionId: fresh.connectionId }));
         return { kind: "new", record: fresh };
       } catch (error) {
-        await this.#kv.delete(connectionKey(fresh.connectionId)).catch(() => {});
+        await Promise.all([
+          this.#kv.delete(connectionKey(fresh.connectionId)).catch(() => {}),
+          this.#kv.delete(tenantKey(fresh.tenant, fresh.connectionId)).catch(() => {}),
+        ]);
         if (!isWrongRevision(error)) throw error;
       }
     }
@@ -126,19 +141,42 @@ export class EnvironmentDirectory {
 
   /**
    * Removes an environment for good (its listener stayed away; it was removed). The device stays
-   * its tenant's while another environment of it is left (several listener instances of one device).
+   * its tenant's while another environment of it is left (several listener instances of one
+   * device). The device's owner is deleted only at the revision read before the others were
+   * counted: a registration that confirmed its claim meanwhile moved the revision, so it stays.
    */
   async remove(record: EnvironmentRecord): Promise<void> {
-    const registrants: string[] = [];
-    for await (const key of await this.#kv.keys(`${registrantPrefix(record.connectionId)}.>`)) registrants.push(key);
-    for await (const key of await this.#kv.keys(`${sessionPrefix(record.connectionId)}.>`)) registrants.push(key);
+    const device = await this.#kv.get(deviceKey(record.deviceId));
+    await this.#unregister(record);
+    const others = (await this.list(record.tenant)).filter((other) => other.deviceId === record.deviceId);
+    if (others.length > 0 || !device || device.operation !== "PUT") return;
+    await this.#kv.delete(deviceKey(record.deviceId), { previousSeq: device.revision }).catch((error: unknown) => {
+      if (!isWrongRevision(error)) throw error;
+    });
+  }
+
+  /** Deletes an environment's keys: its record, its tenant index, its listener key, registrants and sessions. */
+  async #unregister(record: EnvironmentRecord): Promise<void> {
+    const keys: string[] = [];
+    for await (const key of await this.#kv.keys(`${registrantPrefix(record.connectionId)}.>`)) keys.push(key);
+    for await (const key of await this.#kv.keys(`${sessionPrefix(record.connectionId)}.>`)) keys.push(key);
     await Promise.all([
       this.#kv.delete(connectionKey(record.connectionId)),
-      this.#kv.delete(listenerKey(record.deviceId, record.listenerInstanceId)),
-      ...registrants.map((key) => this.#kv.delete(key)),
+      this.#kv.delete(tenantKey(record.tenant, record.connectionId)),
+      this.#deleteListenerKey(record),
+      ...keys.map((key) => this.#kv.delete(key)),
     ]);
-    const others = (await this.list()).filter((other) => other.deviceId === record.deviceId);
-    if (others.length === 0) await this.#kv.delete(deviceKey(record.deviceId));
+  }
+
+  /** The listener key, only while it still names this environment (a later registration may own it). */
+  async #deleteListenerKey(record: EnvironmentRecord): Promise<void> {
+    const key = listenerKey(record.deviceId, record.listenerInstanceId);
+    const entry = await this.#kv.get(key);
+    if (entry?.operation !== "PUT") return;
+    if ((decodeJson(entry.value) as { connectionId?: unknown } | undefined)?.connectionId !== record.connectionId) return;
+    await this.#kv.delete(key, { previousSeq: entry.revision }).catch((error: unknown) => {
+      if (!isWrongRevision(error)) throw error;
+    });
   }
 
   /** The session identity that registered tools for `runtimeKey` last (`undefined`: none). */
@@ -179,17 +217,47 @@ export class EnvironmentDirectory {
     else await this.#kv.put(key, encodeJson({ identity, ...session }));
   }
 
-  /** The device's tenant after this claim: `true` when it is `tenant`. */
-  async #claimDevice(deviceId: string, tenant: string): Promise<boolean> {
+  /** Claims the device for `tenant`: the owner record's revision, or `undefined` when another tenant owns it. */
+  async #claimDevice(deviceId: string, tenant: string): Promise<number | undefined> {
     const key = deviceKey(deviceId);
-    try {
-      await this.#kv.create(key, encodeJson({ tenant }));
-      return true;
-    } catch (error) {
-      if (!isWrongRevision(error)) throw error;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await this.#kv.create(key, encodeJson({ tenant }));
+      } catch (error) {
+        if (!isWrongRevision(error)) throw error;
+      }
+      const entry = await this.#kv.get(key);
+      if (entry?.operation !== "PUT") continue;
+      const owner = (decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant;
+      return owner === tenant ? entry.revision : undefined;
     }
-    const entry = await this.#kv.get(key);
-    const owner = entry && entry.operation === "PUT" ? (decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant : undefined;
-    return owner === tenant;
+    throw new Error("relay: claiming a device kept racing with another node's");
+  }
+
+  /**
+   * After a new environment exists: the device is still `tenant`'s. The owner record is written
+   * again at the claimed revision (so a removal that read the older one deletes nothing), or made
+   * again when a removal deleted it; `false` when another tenant owns the device now.
+   */
+  async #confirmDevice(deviceId: string, tenant: string, claimed: number): Promise<boolean> {
+    const key = deviceKey(deviceId);
+    let revision: number | undefined = claimed;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        if (revision === undefined) await this.#kv.create(key, encodeJson({ tenant }));
+        else await this.#kv.update(key, encodeJson({ tenant }), revision);
+        return true;
+      } catch (error) {
+        if (!isWrongRevision(error)) throw error;
+      }
+      const entry = await this.#kv.get(key);
+      if (entry?.operation !== "PUT") {
+        revision = undefined;
+        continue;
+      }
+      if ((decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant !== tenant) return false;
+      revision = entry.revision;
+    }
+    throw new Error("relay: confirming a device's owner kept racing with another node's");
   }
 }
