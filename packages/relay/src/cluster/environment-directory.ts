@@ -85,6 +85,13 @@ export class EnvironmentDirectory {
     return entry && entry.operation === "PUT" ? parseRecord(decodeJson(entry.value)) : undefined;
   }
 
+  /** The connection id of every environment on record, of every tenant (keys only). */
+  async connectionIds(): Promise<string[]> {
+    const connectionIds: string[] = [];
+    for await (const key of await this.#kv.keys("conn.>")) connectionIds.push(key.slice("conn.".length));
+    return connectionIds;
+  }
+
   /** The environments of `tenant`, read through its index (`tenant.<hash>.<connectionId>`), never another tenant's records. */
   async list(tenant: string): Promise<EnvironmentRecord[]> {
     const prefix = `${tenantPrefix(tenant)}.`;

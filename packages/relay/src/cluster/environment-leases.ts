@@ -65,6 +65,13 @@ export class EnvironmentLeases {
   }
 
   /** The node holding `connectionId` now, as the bucket says (`undefined`: nobody). */
+  /** Every environment some node holds a lease on now (keys only). */
+  async leased(): Promise<string[]> {
+    const connectionIds: string[] = [];
+    for await (const key of await this.#options.kv.keys()) connectionIds.push(key);
+    return connectionIds;
+  }
+
   async holder(connectionId: string): Promise<LeaseHolder | undefined> {
     const entry = await this.#options.kv.get(connectionId);
     if (entry?.operation !== "PUT") return undefined;

@@ -28,6 +28,7 @@ import type { ResolvedClusterOptions } from "./cluster-options.js";
 import { openClusterStore, type ClusterStore } from "./cluster-store.js";
 import { EnvironmentDirectory, type EnvironmentRecord } from "./environment-directory.js";
 import { EnvironmentLeases } from "./environment-leases.js";
+import { OrphanSweep, orphanSweepIntervalMs } from "./orphan-sweep.js";
 import { TenantUsageBoard } from "./tenant-usage-board.js";
 
 /** Where one WebSocket upgrade goes. */
@@ -84,6 +85,7 @@ export class RelayCluster implements RegistryClusterHooks {
   #directory: EnvironmentDirectory;
   #calls: CallJournal;
   #usage: TenantUsageBoard;
+  #orphans: OrphanSweep;
   #adopting = new Map<string, Promise<UpgradeRoute | undefined>>();
   #subscription: Subscription;
   #stopping: Promise<void> | undefined;
@@ -116,6 +118,14 @@ export class RelayCluster implements RegistryClusterHooks {
         if (environment) parts.registry.evict(environment);
       },
     });
+    this.#orphans = new OrphanSweep({
+      intervalMs: orphanSweepIntervalMs(options.environmentGraceMs, parts.cluster.leaseTtlMs),
+      timers: options.timers,
+      logger: options.logger,
+      recorded: () => this.#directory.connectionIds(),
+      leased: () => this.#leases.leased(),
+      takeOver: (connectionId) => this.#takeOverUnheld(connectionId),
+    });
     // A registration at another node of an environment this node holds: a fresh listener runtime.
     this.#subscription = store.connection.subscribe(`${parts.cluster.name}.registered-again.*`, {
       callback: (error, message) => {
@@ -138,6 +148,7 @@ export class RelayCluster implements RegistryClusterHooks {
     const cluster = new RelayCluster(parts, store);
     try {
       await cluster.#usage.start();
+      cluster.#orphans.start();
     } catch (error) {
       await cluster.stop();
       throw error;
@@ -228,6 +239,18 @@ export class RelayCluster implements RegistryClusterHooks {
 
   #wait(ms: number): Promise<void> {
     return new Promise((resolve) => unrefTimer(this.#parts.options.timers.setTimeout(resolve, ms)));
+  }
+
+  /** An environment on record that no node held at the sweep: taken over here unless a node took it meanwhile. */
+  async #takeOverUnheld(connectionId: string): Promise<boolean> {
+    if (this.#stopping || this.#parts.registry.get(connectionId) || this.#adopting.has(connectionId)) return false;
+    if (await this.#leases.holder(connectionId)) return false;
+    const record = await this.#directory.get(connectionId);
+    if (!record) return false;
+    const adoption = this.#adopt(record);
+    this.#adopting.set(connectionId, adoption);
+    const route = await adoption.finally(() => this.#adopting.delete(connectionId));
+    return route?.kind === "local";
   }
 
   /** Takes the lease (if free) and the environment with it; `undefined` when another node was faster. */
@@ -331,6 +354,7 @@ export class RelayCluster implements RegistryClusterHooks {
   /** Leaves the cluster: every environment let go (sockets closed with 1012) and its lease given up, so others take over at once. */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
+      await this.#orphans.stop();
       this.#parts.registry.evictAll();
       await Promise.all([this.#leases.releaseAll(), this.#usage.stop()]);
       this.#subscription.unsubscribe();
