@@ -12,7 +12,8 @@
  * - G6: 100 forced SDK reconnects during traffic: 0 frames lost, no 404 / 403 on a reconnect.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClusterLoadReport, describeLoadReport, runClusterLoad } from "./support/cluster-load.js";
+import { runClusterLoad } from "./support/cluster-load.js";
+import { type ClusterLoadReport, describeLoadReport } from "./support/cluster-load-report.js";
 import { type ClusterStack, startClusterStack } from "./support/cluster-stack.js";
 
 function expectNothingLost(report: ClusterLoadReport): void {

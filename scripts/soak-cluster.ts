@@ -25,7 +25,8 @@
  * `--max-environments-per-tenant 4096` (each run registers a fresh environment, and an environment
  * outlives its listener for the grace period).
  */
-import { type ClusterLoadReport, type LoadKill, percentile, runClusterLoad } from "../integration/support/cluster-load.js";
+import { runClusterLoad } from "../integration/support/cluster-load.js";
+import { type ClusterLoadReport, type LoadKill, percentile } from "../integration/support/cluster-load-report.js";
 import { type ClusterStack, type ClusterStackOptions, startClusterStack } from "../integration/support/cluster-stack.js";
 
 interface SoakOptions {
