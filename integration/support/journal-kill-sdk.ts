@@ -92,19 +92,13 @@ function sessionOptions(journal: CallJournal | undefined, agent: SessionOptions[
     tools: [payTool()],
     journal,
     requestTimeoutMs: 30_000,
-    // Every call's end, from the session's log: a re-offered call can settle while createSession
-    // still runs, before a `tool-call-end` listener could be attached.
-    logger: {
-      debug: () => undefined,
-      info: (fields, message) => void (message === "tool call end" && print({ end: fields.toolCallId, outcome: fields.outcome })),
-      warn: (fields, message) => void (message === "tool call end" && print({ end: fields.toolCallId, outcome: fields.outcome })),
+    // Every call's end: a re-offered call can settle while createSession still runs, so the
+    // listener is given as an option (attached before the session connects).
+    on: {
+      "tool-call-end": (event) => print({ end: event.toolCallId, outcome: event.outcome }),
       error: () => undefined,
     },
   };
-}
-
-function watch(session: Session): void {
-  session.on("error", () => undefined);
 }
 
 async function lifeOne(journal: CallJournal | undefined): Promise<void> {
@@ -125,7 +119,6 @@ async function lifeOne(journal: CallJournal | undefined): Promise<void> {
   }));
   writeFileSync(config.conversationsPath, JSON.stringify(conversations));
   for (const { seat, session } of sessions) {
-    watch(session);
     session.send(`pay seat ${seat}`).result.catch(() => undefined);
   }
   print({ ready: sessions.length });
@@ -136,7 +129,7 @@ async function lifeTwo(journal: CallJournal | undefined): Promise<void> {
   for (let index = 0; index < conversations.length; index += 10) {
     await Promise.all(
       conversations.slice(index, index + 10).map(async ({ agentId, conversationId }) => {
-        watch(await createSession(sessionOptions(journal, { id: agentId }, conversationId)));
+        await createSession(sessionOptions(journal, { id: agentId }, conversationId));
       }),
     );
   }

@@ -27,6 +27,17 @@ export function badSessionOptions(url: string): BadOptionCase[] {
     ],
     ["a tracer that is not one", { ...base, tracer: {} }, /options\.tracer: must be an OpenTelemetry tracer \(with startSpan\) or false/],
     ["logPayloads as a string", { ...base, logPayloads: "yes" }, /options\.logPayloads: must be a boolean/],
+    [
+      "a listener for an event that does not exist",
+      { ...base, on: { "tool-call-ended": () => {} } },
+      /options\.on\["tool-call-ended"\]: is not an option/,
+    ],
+    [
+      "a listener that is not a function",
+      { ...base, on: { "tool-call-end": "console.log" } },
+      /options\.on\["tool-call-end"\]: must be a function/,
+    ],
+    ["listeners as a function", { ...base, on: () => {} }, /options\.on: must be an object of listeners by event name/],
     ["both agent id and create", { ...base, agent: { id: "a", create: { model: "m" } } }, /options\.agent: takes either id or create/],
     ["an empty agent id", { ...base, agent: { id: " " } }, /options\.agent\.id: must not be empty/],
     ["create without a model", { ...base, agent: { create: {} } }, /options\.agent\.create\.model: is required/],

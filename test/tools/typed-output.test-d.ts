@@ -65,6 +65,29 @@ describe("typed tool outputs", () => {
     }
   });
 
+  test("listeners given as createSession({ on }) are typed per tool too, and the session's type is the same", async () => {
+    const session = await createSession({
+      backend: { kind: "local", url: "ws://127.0.0.1:1" },
+      agent: { id: "a" },
+      tools: [weather, pay],
+      on: {
+        "tool-call-end": (event) => {
+          if (event.toolName === "pay") expectTypeOf(event.output).toEqualTypeOf<{ receipt: string } | undefined>();
+          // @ts-expect-error not a tool of this session
+          if (event.toolName === "note") return;
+        },
+        error: (error) => expectTypeOf(error.code).toBeString(),
+      },
+    });
+    expectTypeOf(session).toEqualTypeOf<Session<(typeof weather | typeof pay)[]>>();
+    await createSession({
+      backend: { kind: "local", url: "ws://127.0.0.1:1" },
+      agent: { id: "a" },
+      // @ts-expect-error not a session event
+      on: { "tool-call-ended": () => {} },
+    });
+  });
+
   test("a session without tools still types its events", async () => {
     const session = await createSession({ backend: { kind: "local", url: "ws://127.0.0.1:1" }, agent: { id: "a" } });
     session.on("tool-call-end", (event) => {

@@ -13,6 +13,7 @@ export type { RuntimeError } from "./session/runtime-error.js";
 export type { SessionOptions, BackendOptions, AgentOptions, PermissionMode } from "./session/session-options.js";
 export type {
   SessionEvents,
+  SessionListeners,
   ToolCallStartEvent,
   ToolCallEndEvent,
   ToolCallEndEventOf,

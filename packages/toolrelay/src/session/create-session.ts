@@ -16,7 +16,7 @@ import WebSocket from "ws";
 import { EventLoopHold } from "./event-loop-hold.js";
 import { createIsolatedWorkspace, type IsolatedWorkspace } from "./isolated-workspace.js";
 import { Session } from "./session.js";
-import type { SessionToolList } from "./session-events.js";
+import { SESSION_EVENT_NAMES, type SessionEvents, type SessionListeners, type SessionToolList } from "./session-events.js";
 import { SessionTools } from "./session-tools.js";
 import type { LinkSessionOptions, SessionOptions } from "./session-options.js";
 import type { RuntimeScope as Scope } from "../wire/index.js";
@@ -33,7 +33,7 @@ import { validateSessionOptions } from "./validate-session-options.js";
  *   and for a managed sandbox `SANDBOX_NOT_READY` / `SANDBOX_EXPIRED`.
  */
 export async function createSession<TTools extends SessionToolList = SessionToolList>(
-  options: SessionOptions & { tools?: TTools | undefined },
+  options: Omit<SessionOptions, "tools" | "on"> & { tools?: TTools | undefined; on?: SessionListeners<TTools> | undefined },
 ): Promise<Session<TTools>> {
   validateSessionOptions(options);
   return (await openSession(options)) as unknown as Session<TTools>;
@@ -150,6 +150,7 @@ async function openSession(options: LinkSessionOptions): Promise<Session> {
       sandbox,
       hold,
     });
+    listenFrom(session, options.on);
     emitError = (error) => session.emit("error", error);
     try {
       await session.start();
@@ -184,4 +185,14 @@ function expectedRuntime(options: LinkSessionOptions): Scope | undefined {
   const conversation = options.conversation ?? "new";
   if (!("id" in options.agent) || conversation === "new") return undefined;
   return { agent_id: options.agent.id, conversation_id: conversation };
+}
+
+/** `options.on`: each listener is attached before the session connects. */
+function listenFrom(session: Session, listeners: SessionListeners | undefined): void {
+  if (listeners === undefined) return;
+  const add = session.on.bind(session) as (name: keyof SessionEvents, listener: (...args: never[]) => void) => unknown;
+  for (const name of SESSION_EVENT_NAMES) {
+    const listener = listeners[name];
+    if (listener !== undefined) add(name, listener);
+  }
 }

@@ -127,6 +127,31 @@ export interface SessionEvents<TTools extends SessionToolList = SessionToolList>
   error: [error: ToolrelayError];
 }
 
+/**
+ * Listeners for `createSession({ on })`: attached before the session connects, so they see what
+ * happens while it starts — a call the runtime offers again at once (a relay re-offer, a journal's
+ * recorded answer) settles before `createSession` resolves. One listener per event; add more
+ * with `session.on` later.
+ */
+export type SessionListeners<TTools extends SessionToolList = SessionToolList> = {
+  [K in keyof SessionEvents<TTools>]?: ((...args: SessionEvents<TTools>[K]) => void) | undefined;
+};
+
+/** Every event name of {@link SessionEvents} (a missing or extra name does not compile). */
+export const SESSION_EVENT_NAMES = Object.keys({
+  "tool-call-start": true,
+  "tool-call-end": true,
+  "tool-call-progress": true,
+  "tool-call-late": true,
+  "tool-call-duplicate": true,
+  "tool-call-reused": true,
+  "tool-call-refused": true,
+  "foreign-frame": true,
+  "connection-state-change": true,
+  "tools-change": true,
+  error: true,
+} satisfies Record<keyof SessionEvents, true>) as (keyof SessionEvents)[];
+
 /** The `tool-call-end` event of a settled call (its `output` is read before the table lets it go). */
 export function toolCallEndEvent(record: CallRecord): ToolCallEndEvent {
   const { toolName, toolCallId, agentId, conversationId } = record;

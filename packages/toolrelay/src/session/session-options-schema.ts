@@ -26,6 +26,7 @@ import {
   journalSchema,
   tracerSchema,
 } from "./option-value-schemas.js";
+import { SESSION_EVENT_NAMES } from "./session-events.js";
 import type { SessionOptions } from "./session-options.js";
 
 const agentSchema = z
@@ -47,6 +48,11 @@ const agentSchema = z
       message: given === 0 ? "needs { id } or { create: { model } }" : "takes either id or create, not both",
     });
   });
+
+/** `on`: a listener (a function) for each named session event; an unknown name is refused. */
+const listenersSchema = z.strictObject(Object.fromEntries(SESSION_EVENT_NAMES.map((name) => [name, functionSchema.optional()])), {
+  error: "must be an object of listeners by event name",
+});
 
 /** The session options' shape (the backend is `backendSchema`); its keys are the option names. */
 export const sessionOptionsShape = {
@@ -101,6 +107,7 @@ export const sessionOptionsShape = {
   turnStallProbeMs: nonNegativeNumber.optional(),
   turnGapMs: nonNegativeInteger.max(60_000, { error: "must be at most 60000" }).optional(),
   journal: journalSchema.optional(),
+  on: listenersSchema.optional(),
   signal: z.custom<unknown>((value) => value instanceof AbortSignal, { error: "must be an AbortSignal" }).optional(),
   clientInfo: z
     .strictObject(

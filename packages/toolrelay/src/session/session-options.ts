@@ -8,6 +8,7 @@ import type { TelemetryTracer } from "../observability/telemetry.js";
 import type { ClientTool, ToolSource } from "../tools/index.js";
 import type { RuntimeLink } from "../transport/runtime-link.js";
 import type { ApprovalDecision, ApprovalRequest } from "./approval-responder.js";
+import type { SessionListeners } from "./session-events.js";
 
 /** The runtime's permission modes. */
 export type PermissionMode = "standard" | "acceptEdits" | "unrestricted" | "strict";
@@ -145,6 +146,14 @@ export interface SessionOptions {
    * one. See docs/call-journal.md. Default: none (records live in the session only).
    */
   journal?: CallJournal | undefined;
+  /**
+   * Listeners attached before the session connects, by event name (the events of `session.on`).
+   * They see what happens while `createSession` runs: a call the runtime offers again at once (a
+   * relay's re-offer after a restart, answered from the `journal`) settles before `createSession`
+   * resolves, so a `tool-call-end` listener added afterwards would miss it. An unknown event name
+   * is refused (`INVALID_OPTIONS`). Default: none.
+   */
+  on?: SessionListeners | undefined;
   /** Aborting this signal closes the session. */
   signal?: AbortSignal | undefined;
   /** Sent to the runtime as `client_info`. Default `{ name: "toolrelay" }`. */
