@@ -107,6 +107,17 @@ describe("EnvironmentDirectory (real nats-server)", () => {
     expect(ids(await target.list("b"))).toEqual([b1.connectionId]);
     expect(await target.list("c")).toEqual([]);
 
+    // A record without an index entry is listed once its listener registers again.
+    const strayKey = `key.${keyToken(JSON.stringify([stray.deviceId, stray.listenerInstanceId]))}`;
+    await kv.put(strayKey, JSON.stringify({ connectionId: stray.connectionId }));
+    await kv.put(`device.${keyToken(stray.deviceId)}`, JSON.stringify({ tenant: "a" }));
+    expect(await target.register(fresh("a", stray.deviceId, "1"))).toMatchObject({
+      kind: "again",
+      record: { connectionId: stray.connectionId },
+    });
+    expect(ids(await target.list("a"))).toEqual([a1.connectionId, a2.connectionId, stray.connectionId].sort());
+    await target.remove(stray);
+
     // Registering a known key again keeps its connection id; removing takes it out of the index.
     const again = await target.register(fresh("a", "dev-a", "1"));
     expect(again).toMatchObject({ kind: "again", record: { connectionId: a1.connectionId } });

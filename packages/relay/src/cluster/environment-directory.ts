@@ -126,7 +126,11 @@ export class EnvironmentDirectory {
         const record = typeof connectionId === "string" ? await this.get(connectionId) : undefined;
         // Another tenant's environment under this key: never handed out, never replaced.
         if (record && record.tenant !== fresh.tenant) return { kind: "device-of-another-tenant" };
-        if (record) return { kind: "again", record };
+        if (record) {
+          // The tenant's index names it (a record written before the index existed is listed from now on).
+          await this.#kv.put(tenantKey(record.tenant, record.connectionId), encodeJson({ connectionId: record.connectionId }));
+          return { kind: "again", record };
+        }
         await this.#kv.delete(key, { previousSeq: existing.revision }).catch(() => {});
         continue;
       }
