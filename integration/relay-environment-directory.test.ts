@@ -4,8 +4,8 @@
  * reading every tenant's records; a device stays its tenant's while one of its environments is
  * left; and a removal of a device's last environment that races a registration of another
  * environment of the same device never leaves that environment with an ownerless device (which
- * another tenant could then claim) — each interleaving made to happen by holding one write of
- * the real bucket until the other side has moved.
+ * another tenant could then claim) — each interleaving made to happen by holding calls of the
+ * real bucket until the other side has moved.
  */
 import { randomUUID } from "node:crypto";
 import { type KV, Kvm } from "@nats-io/kv";
@@ -50,34 +50,55 @@ function deferred(): { promise: Promise<void>; resolve(): void } {
   return { promise, resolve };
 }
 
-/** The real bucket, with a wait before some puts or deletes: a race between two nodes made to happen in one order. */
+type KvMethod = "get" | "put" | "create" | "update" | "delete";
+
+/**
+ * The real bucket, with a wait before some of its calls and a hook after them: a race between two
+ * nodes made to happen in one order. `before` may return a promise the call waits for.
+ */
 function gatedKv(
   kv: KV,
-  gates: {
-    beforePut?(key: string): Promise<void> | undefined;
-    beforeDelete?(key: string): Promise<void> | undefined;
-    afterDelete?(key: string): void;
-  },
+  gates: { before?(method: KvMethod, key: string): Promise<void> | undefined; after?(method: KvMethod, key: string): void },
 ): KV {
+  const gated = new Set<PropertyKey>(["get", "put", "create", "update", "delete"]);
   return new Proxy(kv, {
     get(target, property) {
-      if (property === "put") {
-        return async (key: string, ...rest: Parameters<KV["put"]> extends [string, ...infer Rest] ? Rest : never) => {
-          await gates.beforePut?.(key);
-          return target.put(key, ...rest);
-        };
-      }
-      if (property === "delete") {
-        return async (key: string, ...rest: Parameters<KV["delete"]> extends [string, ...infer Rest] ? Rest : never) => {
-          await gates.beforeDelete?.(key);
-          await target.delete(key, ...rest);
-          gates.afterDelete?.(key);
-        };
-      }
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      if (!gated.has(property)) return value.bind(target);
+      const method = property as KvMethod;
+      return async (key: string, ...rest: unknown[]) => {
+        await gates.before?.(method, key);
+        const result: unknown = await (value as (...args: unknown[]) => Promise<unknown>).call(target, key, ...rest);
+        gates.after?.(method, key);
+        return result;
+      };
     },
   });
+}
+
+/**
+ * The gates of both races: the removal's first read of the device's owner waits until the arriving
+ * registration has claimed the device (so the removal reads the claimed revision).
+ */
+function afterTheClaim(): {
+  /** From now on (the leaving environment is registered): the race's calls are held. */
+  arm(): void;
+  before(method: KvMethod, key: string): Promise<void> | undefined;
+  after(method: KvMethod, key: string): void;
+} {
+  const claimed = deferred();
+  let armed = false;
+  let reads = 0;
+  return {
+    arm: () => {
+      armed = true;
+    },
+    before: (method, key) => (armed && method === "get" && key.startsWith("device.") && reads++ === 0 ? claimed.promise : undefined),
+    after: (method, key) => {
+      if (armed && method === "update" && key.startsWith("device.")) claimed.resolve();
+    },
+  };
 }
 
 /** The tenant the device's owner record names, or `undefined` when it has none. */
@@ -141,14 +162,20 @@ describe("EnvironmentDirectory (real nats-server)", () => {
     const { kv } = await directory();
     const leaving = fresh("a", "dev", "1");
     const arriving = fresh("a", "dev", "2");
+    const claim = afterTheClaim();
     const deviceDeleted = deferred();
     const target = new EnvironmentDirectory(
       gatedKv(kv, {
-        beforePut: (key) => (key === `conn.${arriving.connectionId}` ? deviceDeleted.promise : undefined),
-        afterDelete: (key) => (key.startsWith("device.") ? deviceDeleted.resolve() : undefined),
+        before: (method, key) =>
+          claim.before(method, key) ?? (method === "put" && key === `conn.${arriving.connectionId}` ? deviceDeleted.promise : undefined),
+        after: (method, key) => {
+          claim.after(method, key);
+          if (method === "delete" && key.startsWith("device.")) deviceDeleted.resolve();
+        },
       }),
     );
     await registered(target, leaving);
+    claim.arm();
     const [, outcome] = await Promise.all([target.remove(leaving), target.register(arriving)]);
     expect(outcome.kind).toBe("new");
     expect(await ownerOf(kv, "dev")).toBe("a");
@@ -159,19 +186,24 @@ describe("EnvironmentDirectory (real nats-server)", () => {
     const { kv } = await directory();
     const leaving = fresh("a", "dev", "1");
     const arriving = fresh("a", "dev", "2");
+    const claim = afterTheClaim();
     const deleteCalled = deferred();
     const registrationDone = deferred();
     const target = new EnvironmentDirectory(
       gatedKv(kv, {
-        beforePut: (key) => (key === `conn.${arriving.connectionId}` ? deleteCalled.promise : undefined),
-        beforeDelete: (key) => {
-          if (!key.startsWith("device.")) return undefined;
+        before: (method, key) => {
+          const held = claim.before(method, key);
+          if (held) return held;
+          if (method === "put" && key === `conn.${arriving.connectionId}`) return deleteCalled.promise;
+          if (method !== "delete" || !key.startsWith("device.")) return undefined;
           deleteCalled.resolve();
           return registrationDone.promise;
         },
+        after: claim.after,
       }),
     );
     await registered(target, leaving);
+    claim.arm();
     const removal = target.remove(leaving);
     const outcome = await target.register(arriving);
     registrationDone.resolve();

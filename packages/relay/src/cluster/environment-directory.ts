@@ -106,13 +106,13 @@ export class EnvironmentDirectory {
    * id) or a new one made from `fresh` (`new`). A device another tenant registered is refused.
    */
   async register(fresh: EnvironmentRecord): Promise<DirectoryRegistration> {
-    const claim = await this.#claimDevice(fresh.deviceId, fresh.tenant);
+    const claim = await this.#ownDevice(fresh.deviceId, fresh.tenant);
     if (claim === undefined) return { kind: "device-of-another-tenant" };
     const registration = await this.#registerKey(fresh);
     if (registration.kind !== "new") return registration;
     // A removal of the device's last environment may have deleted the device's owner meanwhile:
     // the claim is confirmed after the environment exists (see remove()).
-    if (await this.#confirmDevice(fresh.deviceId, fresh.tenant, claim)) return registration;
+    if ((await this.#ownDevice(fresh.deviceId, fresh.tenant, claim)) !== undefined) return registration;
     await this.#unregister(fresh);
     return { kind: "device-of-another-tenant" };
   }
@@ -127,15 +127,15 @@ export class EnvironmentDirectory {
         // Another tenant's environment under this key: never handed out, never replaced.
         if (record && record.tenant !== fresh.tenant) return { kind: "device-of-another-tenant" };
         if (record) {
-          // The tenant's index names it (a record written before the index existed is listed from now on).
-          await this.#kv.put(tenantKey(record.tenant, record.connectionId), encodeJson({ connectionId: record.connectionId }));
+          // A record written before the index existed is listed from now on.
+          await this.#index(record);
           return { kind: "again", record };
         }
         await this.#kv.delete(key, { previousSeq: existing.revision }).catch(() => {});
         continue;
       }
       await this.#kv.put(connectionKey(fresh.connectionId), encodeJson(fresh));
-      await this.#kv.put(tenantKey(fresh.tenant, fresh.connectionId), encodeJson({ connectionId: fresh.connectionId }));
+      await this.#index(fresh);
       try {
         await this.#kv.create(key, encodeJson({ connectionId: fresh.connectionId }));
         return { kind: "new", record: fresh };
@@ -160,10 +160,7 @@ export class EnvironmentDirectory {
     const device = await this.#kv.get(deviceKey(record.deviceId));
     await this.#unregister(record);
     const others = (await this.list(record.tenant)).filter((other) => other.deviceId === record.deviceId);
-    if (others.length > 0 || !device || device.operation !== "PUT") return;
-    await this.#kv.delete(deviceKey(record.deviceId), { previousSeq: device.revision }).catch((error: unknown) => {
-      if (!isWrongRevision(error)) throw error;
-    });
+    if (others.length === 0 && device?.operation === "PUT") await this.#deleteAt(deviceKey(record.deviceId), device.revision);
   }
 
   /** Deletes an environment's keys: its record, its tenant index, its listener key, registrants and sessions. */
@@ -184,10 +181,8 @@ export class EnvironmentDirectory {
     const key = listenerKey(record.deviceId, record.listenerInstanceId);
     const entry = await this.#kv.get(key);
     if (entry?.operation !== "PUT") return;
-    if ((decodeJson(entry.value) as { connectionId?: unknown } | undefined)?.connectionId !== record.connectionId) return;
-    await this.#kv.delete(key, { previousSeq: entry.revision }).catch((error: unknown) => {
-      if (!isWrongRevision(error)) throw error;
-    });
+    if ((decodeJson(entry.value) as { connectionId?: unknown } | undefined)?.connectionId === record.connectionId)
+      await this.#deleteAt(key, entry.revision);
   }
 
   /** The session identity that registered tools for `runtimeKey` last (`undefined`: none). */
@@ -228,47 +223,43 @@ export class EnvironmentDirectory {
     else await this.#kv.put(key, encodeJson({ identity, ...session }));
   }
 
-  /** Claims the device for `tenant`: the owner record's revision, or `undefined` when another tenant owns it. */
-  async #claimDevice(deviceId: string, tenant: string): Promise<number | undefined> {
-    const key = deviceKey(deviceId);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        return await this.#kv.create(key, encodeJson({ tenant }));
-      } catch (error) {
-        if (!isWrongRevision(error)) throw error;
-      }
-      const entry = await this.#kv.get(key);
-      if (entry?.operation !== "PUT") continue;
-      const owner = (decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant;
-      return owner === tenant ? entry.revision : undefined;
-    }
-    throw new Error("relay: claiming a device kept racing with another node's");
-  }
-
   /**
-   * After a new environment exists: the device is still `tenant`'s. The owner record is written
-   * again at the claimed revision (so a removal that read the older one deletes nothing), or made
-   * again when a removal deleted it; `false` when another tenant owns the device now.
+   * Makes `tenant` the device's owner: creates the owner record, or writes it again at `revision`
+   * (the revision this registration read; `undefined`: none yet). Every registration writes it
+   * twice — when it claims the device and once its environment exists — so a removal that read an
+   * older revision deletes nothing (see remove()). The new revision, or `undefined` when another
+   * tenant owns the device.
    */
-  async #confirmDevice(deviceId: string, tenant: string, claimed: number): Promise<boolean> {
+  async #ownDevice(deviceId: string, tenant: string, revision?: number): Promise<number | undefined> {
     const key = deviceKey(deviceId);
-    let revision: number | undefined = claimed;
+    const value = encodeJson({ tenant });
+    let expected = revision;
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        if (revision === undefined) await this.#kv.create(key, encodeJson({ tenant }));
-        else await this.#kv.update(key, encodeJson({ tenant }), revision);
-        return true;
+        return expected === undefined ? await this.#kv.create(key, value) : await this.#kv.update(key, value, expected);
       } catch (error) {
         if (!isWrongRevision(error)) throw error;
       }
       const entry = await this.#kv.get(key);
       if (entry?.operation !== "PUT") {
-        revision = undefined;
+        expected = undefined;
         continue;
       }
-      if ((decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant !== tenant) return false;
-      revision = entry.revision;
+      if ((decodeJson(entry.value) as { tenant?: unknown } | undefined)?.tenant !== tenant) return undefined;
+      expected = entry.revision;
     }
-    throw new Error("relay: confirming a device's owner kept racing with another node's");
+    throw new Error("relay: owning a device kept racing with another node's");
+  }
+
+  /** Deletes `key` only at `revision`; a key that moved on (written again, deleted) is left as it is. */
+  async #deleteAt(key: string, revision: number): Promise<void> {
+    await this.#kv.delete(key, { previousSeq: revision }).catch((error: unknown) => {
+      if (!isWrongRevision(error)) throw error;
+    });
+  }
+
+  /** The tenant's index entry for `record` (`list` reads only these). */
+  async #index(record: EnvironmentRecord): Promise<void> {
+    await this.#kv.put(tenantKey(record.tenant, record.connectionId), encodeJson({ connectionId: record.connectionId }));
   }
 }

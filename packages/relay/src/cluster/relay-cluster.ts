@@ -218,9 +218,7 @@ export class RelayCluster implements RegistryClusterHooks {
         return { kind: "pipe", address: holder.address, nodeId: holder.nodeId };
       }
       if (!holder || this.#leases.held(connectionId)) {
-        const adoption = this.#adopt(record);
-        this.#adopting.set(connectionId, adoption);
-        const route = await adoption.finally(() => this.#adopting.delete(connectionId));
+        const route = await this.#adoptOnce(record);
         if (route) return route;
       }
       if (timers.now() > deadline) return { kind: "busy", message: "the environment's previous relay node still holds it; reconnect" };
@@ -247,10 +245,15 @@ export class RelayCluster implements RegistryClusterHooks {
     if (await this.#leases.holder(connectionId)) return false;
     const record = await this.#directory.get(connectionId);
     if (!record) return false;
-    const adoption = this.#adopt(record);
+    return (await this.#adoptOnce(record))?.kind === "local";
+  }
+
+  /** {@link #adopt}, known to {@link route} while it runs (an upgrade meanwhile waits for it). */
+  #adoptOnce(record: EnvironmentRecord): Promise<UpgradeRoute | undefined> {
+    const { connectionId } = record;
+    const adoption = this.#adopt(record).finally(() => this.#adopting.delete(connectionId));
     this.#adopting.set(connectionId, adoption);
-    const route = await adoption.finally(() => this.#adopting.delete(connectionId));
-    return route?.kind === "local";
+    return adoption;
   }
 
   /** Takes the lease (if free) and the environment with it; `undefined` when another node was faster. */
